@@ -1,0 +1,131 @@
+//! Axis-aligned bounding boxes.
+
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+
+/// An axis-aligned box. The empty box has `min = +inf`, `max = -inf`, so extending it by any
+/// point yields exactly that point and [`Bounds::union`] needs no special case.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bounds {
+    /// Smallest corner.
+    #[serde(with = "serde_vec3")]
+    pub min: Vec3,
+    /// Largest corner.
+    #[serde(with = "serde_vec3")]
+    pub max: Vec3,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Self::empty()
+    }
+}
+
+impl Bounds {
+    /// The box that contains nothing.
+    pub fn empty() -> Self {
+        Self {
+            min: Vec3::INFINITY,
+            max: Vec3::NEG_INFINITY,
+        }
+    }
+
+    /// The smallest box containing every point (empty for no points). NaN components are
+    /// ignored by the min/max, so callers validate finiteness first.
+    pub fn from_points(points: &[Vec3]) -> Self {
+        let mut b = Self::empty();
+        for &p in points {
+            b.extend(p);
+        }
+        b
+    }
+
+    /// Grows the box to contain `p`.
+    pub fn extend(&mut self, p: Vec3) {
+        self.min = self.min.min(p);
+        self.max = self.max.max(p);
+    }
+
+    /// The smallest box containing both. Exact (min/max), so any grouping gives the same answer.
+    pub fn union(&self, other: &Bounds) -> Bounds {
+        Bounds {
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+        }
+    }
+
+    /// True if the box contains no point.
+    pub fn is_empty(&self) -> bool {
+        self.min.cmpgt(self.max).any()
+    }
+
+    /// `max - min` per axis; zero for an empty box.
+    pub fn size(&self) -> Vec3 {
+        if self.is_empty() {
+            Vec3::ZERO
+        } else {
+            self.max - self.min
+        }
+    }
+
+    /// The midpoint; zero for an empty box.
+    pub fn center(&self) -> Vec3 {
+        if self.is_empty() {
+            Vec3::ZERO
+        } else {
+            (self.min + self.max) * 0.5
+        }
+    }
+
+    /// Length of the box's diagonal; zero for an empty box.
+    pub fn diagonal(&self) -> f32 {
+        self.size().length()
+    }
+}
+
+/// Serializes a `Vec3` as `[x, y, z]` (glam's own serde feature is not enabled in this workspace).
+pub(crate) mod serde_vec3 {
+    use glam::Vec3;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Vec3, s: S) -> Result<S::Ok, S::Error> {
+        v.to_array().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec3, D::Error> {
+        <[f32; 3]>::deserialize(d).map(Vec3::from_array)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_extend() {
+        let e = Bounds::empty();
+        assert!(e.is_empty());
+        assert_eq!(e.diagonal(), 0.0);
+        assert_eq!(Bounds::from_points(&[]), e);
+        let b = Bounds::from_points(&[Vec3::new(1.0, -2.0, 3.0), Vec3::new(-1.0, 2.0, 0.0)]);
+        assert_eq!(b.min, Vec3::new(-1.0, -2.0, 0.0));
+        assert_eq!(b.max, Vec3::new(1.0, 2.0, 3.0));
+        assert!(!b.is_empty());
+        // Diagonal of a 2 x 4 x 3 box: sqrt(4 + 16 + 9).
+        assert!((b.diagonal() - 29f32.sqrt()).abs() < 1e-6);
+        assert_eq!(b.center(), Vec3::new(0.0, 0.0, 1.5));
+    }
+
+    #[test]
+    fn union_with_empty_is_identity() {
+        let b = Bounds::from_points(&[Vec3::ONE]);
+        assert_eq!(b.union(&Bounds::empty()), b);
+        assert_eq!(Bounds::empty().union(&b), b);
+        let c = Bounds::from_points(&[Vec3::NEG_ONE]);
+        let u = b.union(&c);
+        assert_eq!((u.min, u.max), (Vec3::NEG_ONE, Vec3::ONE));
+        // A single point is a valid, non-empty, zero-size box.
+        assert!(!b.is_empty());
+        assert_eq!(b.size(), Vec3::ZERO);
+    }
+}

@@ -1,0 +1,261 @@
+//! Per-instance data the crowd shader reads: actor records, model instances and looks.
+//!
+//! # Texel formats
+//!
+//! **Actor record**: [`ACTOR_TEXELS`] RGBA32F texels (8 f32, 32 bytes) per actor, in an actor
+//! texture [`DATA_TEXTURE_WIDTH`] texels wide:
+//! * `T0 = (pos.x, pos.y, pos.z, yaw)` (yaw in radians about +Y).
+//! * `T1.x = start_time` (crowd-local seconds, see [`crate::clock`]).
+//! * `T1.y = clip + CLIP_CODE_BASE * prev_clip`, an exact integer in f32.
+//! * `T1.z = pack_half2(speed, scale)`, scale clamped to `[1/1024, 1024]`.
+//! * `T1.w = pack_half2(prev_elapsed, blend_time + BLEND_BIAS)`, blend time clamped to `[0, 60000]`.
+//!
+//! The high halves are normal f16 values >= 2^-10, so both packed floats are normal f32 numbers
+//! that survive denormal flushing and NaN canonicalisation on the way to the GPU.
+//!
+//! Crossfade (done by the shader): `clip_time = (t - start_time) * speed`; while
+//! `blend_time > 0 && t - start_time < blend_time`, the previous clip plays at
+//! `prev_elapsed + (t - start_time) * speed` and the pose is
+//! `mix(prev_pose, pose, (t - start_time) / blend_time)`.
+//!
+//! **Model instance**: [`MODEL_INSTANCE_BYTES`](crate::layout::MODEL_INSTANCE_BYTES) RGBA8 bytes per drawn instance: the actor index
+//! as 24-bit little-endian in r, g, b (the shader reads `r + 256 g + 65536 b` from
+//! `round(texel * 255)`), the look index in a.
+//!
+//! **Look**: [`LOOK_TEXELS`] RGBA32F texels per look, `(r, g, b, a)` tint and `(variation, 0, 0, 0)`,
+//! [`MAX_LOOKS`] looks per table.
+
+use std::collections::HashMap;
+
+use glam::{Vec2, Vec3};
+
+use crate::bounds::Bounds;
+pub use crate::crowd_bulk::{pack_actor_states_bulk, pack_actors_bulk, pack_model_instances_bulk};
+use crate::error::{Result, VatError};
+use crate::half::{pack_half2, unpack_half2};
+use crate::layout::{
+    ACTOR_TEXELS, BLEND_BIAS, CLIP_CODE_BASE, DATA_TEXTURE_WIDTH, LOOK_TEXELS, MAX_CLIPS, MAX_LOOKS,
+};
+
+/// Floats per actor record.
+pub const ACTOR_FLOATS: usize = ACTOR_TEXELS as usize * 4;
+/// Floats per look in [`LookTable::pack`].
+pub const LOOK_FLOATS: usize = LOOK_TEXELS as usize * 4;
+/// Smallest capacity [`grow_capacity`] returns, so small crowds do not reallocate every add.
+pub const MIN_CAPACITY: usize = 1024;
+/// Smallest / largest stored actor scale (keeps the packed f16 normal and in range).
+pub const SCALE_RANGE: (f32, f32) = (1.0 / 1024.0, 1024.0);
+/// Largest stored blend time in seconds (`+ BLEND_BIAS` stays below the f16 maximum 65504).
+pub const MAX_BLEND_TIME: f32 = 60000.0;
+
+/// Everything the shader needs to place and animate one actor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ActorState {
+    /// Root position in crowd space.
+    pub position: Vec3,
+    /// Rotation about +Y in radians.
+    pub yaw: f32,
+    /// Uniform scale (stored clamped to [`SCALE_RANGE`], as an f16).
+    pub scale: f32,
+    /// Current clip index (stored clamped below [`MAX_CLIPS`]).
+    pub clip: u32,
+    /// Clip crossfaded from.
+    pub prev_clip: u32,
+    /// Crowd-local time at which `clip` started.
+    pub start_time: f32,
+    /// Playback rate multiplier (stored as an f16).
+    pub speed: f32,
+    /// Clip-local time the previous clip had reached at `start_time` (stored as an f16).
+    pub prev_elapsed: f32,
+    /// Crossfade length in seconds; 0 disables blending (stored as an f16).
+    pub blend_time: f32,
+}
+
+impl Default for ActorState {
+    fn default() -> Self {
+        Self {
+            position: Vec3::ZERO,
+            yaw: 0.0,
+            scale: 1.0,
+            clip: 0,
+            prev_clip: 0,
+            start_time: 0.0,
+            speed: 1.0,
+            prev_elapsed: 0.0,
+            blend_time: 0.0,
+        }
+    }
+}
+
+/// The scale the shader will see: clamped to [`SCALE_RANGE`]; NaN becomes 1.
+fn stored_scale(scale: f32) -> f32 {
+    if scale.is_nan() {
+        1.0
+    } else {
+        scale.clamp(SCALE_RANGE.0, SCALE_RANGE.1)
+    }
+}
+
+/// The T1.y clip code; both clips clamped below [`MAX_CLIPS`] so neither corrupts the other.
+pub(crate) fn clip_code(clip: u32, prev_clip: u32) -> f32 {
+    let max = MAX_CLIPS - 1;
+    (clip.min(max) + CLIP_CODE_BASE * prev_clip.min(max)) as f32
+}
+
+/// Writes `a` as one actor record (format in the module docs) into `out`.
+/// Panics unless `out.len() == 8`.
+pub fn pack_actor(a: &ActorState, out: &mut [f32]) {
+    let blend = if a.blend_time.is_nan() {
+        0.0
+    } else {
+        a.blend_time.clamp(0.0, MAX_BLEND_TIME)
+    };
+    let record = [
+        a.position.x,
+        a.position.y,
+        a.position.z,
+        a.yaw,
+        a.start_time,
+        clip_code(a.clip, a.prev_clip),
+        pack_half2(a.speed, stored_scale(a.scale)),
+        pack_half2(a.prev_elapsed, blend + BLEND_BIAS),
+    ];
+    out.copy_from_slice(&record);
+}
+
+/// Reads an actor record back. Speed, scale, prev_elapsed and blend_time come back as the f16
+/// values stored (relative error <= 2^-11); the rest exactly. Panics if `t.len() < 8`.
+pub fn unpack_actor(t: &[f32]) -> ActorState {
+    let code = t[5] as u32;
+    let (speed, scale) = unpack_half2(t[6]);
+    let (prev_elapsed, biased_blend) = unpack_half2(t[7]);
+    ActorState {
+        position: Vec3::new(t[0], t[1], t[2]),
+        yaw: t[3],
+        scale,
+        clip: code % CLIP_CODE_BASE,
+        prev_clip: code / CLIP_CODE_BASE,
+        start_time: t[4],
+        speed,
+        prev_elapsed,
+        blend_time: biased_blend - BLEND_BIAS,
+    }
+}
+
+/// One model instance (format in the module docs). `actor` must be below
+/// [`MAX_ACTORS`](crate::layout::MAX_ACTORS); its
+/// bits above 24 are dropped.
+pub fn pack_model_instance(actor: u32, look: u8) -> [u8; 4] {
+    let [r, g, b, _] = actor.to_le_bytes();
+    [r, g, b, look]
+}
+
+/// Distinct (tint, variation) looks of one model for one submit, each given a byte index in
+/// first-use order. Tints are keyed on their exact bits (so `0.0` and `-0.0` are distinct).
+#[derive(Debug, Clone, Default)]
+pub struct LookTable {
+    index: HashMap<([u32; 4], u32), u8>,
+    looks: Vec<([f32; 4], u32)>,
+}
+
+impl LookTable {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forgets all looks (keeps the allocations).
+    pub fn clear(&mut self) {
+        self.index.clear();
+        self.looks.clear();
+    }
+
+    /// The index of the look, adding it if new; [`VatError::TooManyLooks`] once
+    /// [`MAX_LOOKS`] distinct looks exist.
+    pub fn index_of(&mut self, tint: [f32; 4], variation: u32) -> Result<u8> {
+        let key = (tint.map(f32::to_bits), variation);
+        if let Some(&i) = self.index.get(&key) {
+            return Ok(i);
+        }
+        if self.looks.len() >= MAX_LOOKS as usize {
+            return Err(VatError::TooManyLooks { max: MAX_LOOKS });
+        }
+        let i = self.looks.len() as u8;
+        self.index.insert(key, i);
+        self.looks.push((tint, variation));
+        Ok(i)
+    }
+
+    /// Number of distinct looks.
+    pub fn len(&self) -> usize {
+        self.looks.len()
+    }
+
+    /// True if no look was added.
+    pub fn is_empty(&self) -> bool {
+        self.looks.is_empty()
+    }
+
+    /// Replaces `out` with the look texture: `MAX_LOOKS * LOOK_TEXELS` RGBA32F texels (one row) (format in the module
+    /// docs), unused looks zero. Variations are exact as f32 up to 2^24.
+    pub fn pack(&self, out: &mut Vec<f32>) {
+        out.clear();
+        out.resize(MAX_LOOKS as usize * LOOK_FLOATS, 0.0);
+        for (dst, (tint, variation)) in out.chunks_exact_mut(LOOK_FLOATS).zip(&self.looks) {
+            dst[..4].copy_from_slice(tint);
+            dst[4] = *variation as f32;
+        }
+    }
+}
+
+/// Capacity for a buffer that must hold `needed` items: `current` if enough, else `current`
+/// (at least [`MIN_CAPACITY`]) doubled until it fits.
+pub fn grow_capacity(current: usize, needed: usize) -> usize {
+    if needed <= current {
+        return current;
+    }
+    let mut cap = current.max(MIN_CAPACITY);
+    while cap < needed {
+        cap = cap.checked_mul(2).unwrap_or(needed);
+    }
+    cap
+}
+
+/// Rows of a [`DATA_TEXTURE_WIDTH`]-wide texture holding `items * texels_per_item` texels;
+/// at least 1 so the texture is never empty.
+pub fn data_rows(items: usize, texels_per_item: u32) -> u32 {
+    let texels = items as u64 * u64::from(texels_per_item);
+    let rows = texels.div_ceil(u64::from(DATA_TEXTURE_WIDTH)).max(1);
+    rows.min(u64::from(u32::MAX)) as u32
+}
+
+/// True if position, yaw and scale are all finite.
+pub fn check_transform(position: Vec3, yaw: f32, scale: f32) -> bool {
+    position.is_finite() && yaw.is_finite() && scale.is_finite()
+}
+
+/// Conservative bounds of a crowd: every actor's model `bounds` under any yaw (the model's
+/// horizontal extent becomes a circle of its farthest corner's radius), scaled as stored,
+/// around its position. Empty if there are no actors or the model bounds are empty.
+pub fn crowd_bounds(positions: impl Iterator<Item = (Vec3, f32)>, model: &Bounds) -> Bounds {
+    if model.is_empty() {
+        return Bounds::empty();
+    }
+    let radius = Vec2::new(
+        model.min.x.abs().max(model.max.x.abs()),
+        model.min.z.abs().max(model.max.z.abs()),
+    )
+    .length();
+    let mut out = Bounds::empty();
+    for (p, scale) in positions {
+        let s = stored_scale(scale);
+        let r = radius * s;
+        out.extend(p + Vec3::new(-r, model.min.y * s, -r));
+        out.extend(p + Vec3::new(r, model.max.y * s, r));
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "crowd_tests.rs"]
+mod tests;

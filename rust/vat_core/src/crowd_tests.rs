@@ -1,0 +1,318 @@
+use glam::{Quat, Vec3};
+
+use super::*;
+use crate::layout::MAX_ACTORS;
+
+fn walker() -> ActorState {
+    ActorState {
+        position: Vec3::new(1.0, 2.0, 3.0),
+        yaw: 0.5,
+        scale: 2.0,
+        clip: 3,
+        prev_clip: 1,
+        start_time: 10.5,
+        speed: 1.5,
+        prev_elapsed: 0.75,
+        blend_time: 0.25,
+    }
+}
+
+#[test]
+fn default_state() {
+    let d = ActorState::default();
+    assert_eq!((d.scale, d.speed, d.clip, d.blend_time), (1.0, 1.0, 0, 0.0));
+}
+
+#[test]
+fn pack_actor_hand_computed() {
+    let mut out = [0.0; 8];
+    pack_actor(&walker(), &mut out);
+    assert_eq!(&out[..6], &[1.0, 2.0, 3.0, 0.5, 10.5, 4099.0]);
+    // f16: 1.5 = 0x3e00, 2.0 = 0x4000, 0.75 = 0x3a00, 1.25 (0.25 + BLEND_BIAS) = 0x3d00.
+    assert_eq!(out[6].to_bits(), 0x4000_3e00);
+    assert_eq!(out[7].to_bits(), 0x3d00_3a00);
+    assert_eq!(unpack_actor(&out), walker());
+}
+
+#[test]
+fn pack_actor_clamps_and_stays_normal() {
+    let mut out = [0.0; 8];
+    let extremes = [(0.0, -1.0), (1e9, 1e9), (f32::NAN, f32::NAN), (1e-3, 0.0)];
+    for (scale, blend) in extremes {
+        let a = ActorState {
+            scale,
+            blend_time: blend,
+            speed: 0.0,
+            prev_elapsed: 0.0,
+            ..walker()
+        };
+        pack_actor(&a, &mut out);
+        assert!(
+            out[6].is_normal() && out[7].is_normal(),
+            "scale {scale} blend {blend}"
+        );
+        let back = unpack_actor(&out);
+        assert!((SCALE_RANGE.0..=SCALE_RANGE.1).contains(&back.scale));
+        assert!((0.0..=MAX_BLEND_TIME).contains(&back.blend_time));
+    }
+    let a = ActorState {
+        scale: 0.0,
+        blend_time: -5.0,
+        ..walker()
+    };
+    pack_actor(&a, &mut out);
+    let back = unpack_actor(&out);
+    assert_eq!((back.scale, back.blend_time), (1.0 / 1024.0, 0.0));
+    let a = ActorState {
+        scale: 5000.0,
+        blend_time: 1e9,
+        ..walker()
+    };
+    pack_actor(&a, &mut out);
+    let back = unpack_actor(&out);
+    // 60000 + 1 rounds to 60000 in f16 (spacing 32), so 59999 comes back.
+    assert_eq!((back.scale, back.blend_time), (1024.0, 59999.0));
+}
+
+#[test]
+fn largest_clip_code_is_exact() {
+    let a = ActorState {
+        clip: MAX_CLIPS - 1,
+        prev_clip: MAX_CLIPS - 1,
+        ..ActorState::default()
+    };
+    let mut out = [0.0; 8];
+    pack_actor(&a, &mut out);
+    assert_eq!(out[5], 16_773_118.0);
+    let back = unpack_actor(&out);
+    assert_eq!((back.clip, back.prev_clip), (4094, 4094));
+    // Out-of-range clips are clamped rather than corrupting the other field.
+    let a = ActorState {
+        clip: 9999,
+        prev_clip: 2,
+        ..ActorState::default()
+    };
+    pack_actor(&a, &mut out);
+    assert_eq!(
+        (unpack_actor(&out).clip, unpack_actor(&out).prev_clip),
+        (4094, 2)
+    );
+}
+
+#[test]
+fn model_instance_bytes() {
+    let b = pack_model_instance(0x12_3456, 7);
+    assert_eq!(b, [0x56, 0x34, 0x12, 7]);
+    let decoded = u32::from(b[0]) + 256 * u32::from(b[1]) + 65536 * u32::from(b[2]);
+    assert_eq!(decoded, 0x12_3456);
+    assert_eq!(
+        pack_model_instance(MAX_ACTORS - 1, 255),
+        [255, 255, 255, 255]
+    );
+}
+
+#[test]
+fn look_table_indices_and_limit() {
+    let mut t = LookTable::new();
+    assert!(t.is_empty());
+    assert_eq!(t.index_of([1.0, 0.0, 0.0, 1.0], 0), Ok(0));
+    assert_eq!(t.index_of([0.0, 1.0, 0.0, 1.0], 0), Ok(1));
+    assert_eq!(t.index_of([1.0, 0.0, 0.0, 1.0], 3), Ok(2));
+    assert_eq!(t.index_of([1.0, 0.0, 0.0, 1.0], 0), Ok(0));
+    assert_eq!(t.len(), 3);
+    let mut packed = Vec::new();
+    t.pack(&mut packed);
+    assert_eq!(packed.len(), 256 * 8);
+    assert_eq!(&packed[..8], &[1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(&packed[16..24], &[1.0, 0.0, 0.0, 1.0, 3.0, 0.0, 0.0, 0.0]);
+    assert!(packed[24..].iter().all(|&v| v == 0.0));
+    for v in 3..256 {
+        assert_eq!(t.index_of([0.5; 4], v), Ok(v as u8));
+    }
+    assert_eq!(
+        t.index_of([0.5; 4], 999),
+        Err(VatError::TooManyLooks { max: 256 })
+    );
+    assert_eq!(t.index_of([0.5; 4], 255), Ok(255));
+    t.clear();
+    assert_eq!(t.index_of([0.5; 4], 999), Ok(0));
+}
+
+#[test]
+fn capacity_and_rows() {
+    assert_eq!(grow_capacity(0, 0), 0);
+    assert_eq!(grow_capacity(0, 1), 1024);
+    assert_eq!(grow_capacity(1024, 1024), 1024);
+    assert_eq!(grow_capacity(1024, 1025), 2048);
+    assert_eq!(grow_capacity(1024, 5000), 8192);
+    assert_eq!(grow_capacity(3000, 2000), 3000);
+    assert_eq!(grow_capacity(usize::MAX / 2 + 1, usize::MAX), usize::MAX);
+    assert_eq!(data_rows(0, 2), 1);
+    assert_eq!(data_rows(2048, 2), 1);
+    assert_eq!(data_rows(2049, 2), 2);
+    assert_eq!(data_rows(MAX_ACTORS as usize, ACTOR_TEXELS), 8192);
+}
+
+#[test]
+fn transform_check() {
+    assert!(check_transform(Vec3::ONE, 0.1, 1.0));
+    assert!(!check_transform(Vec3::new(0.0, f32::NAN, 0.0), 0.1, 1.0));
+    assert!(!check_transform(Vec3::ONE, f32::INFINITY, 1.0));
+    assert!(!check_transform(Vec3::ONE, 0.0, f32::NAN));
+}
+
+#[test]
+fn crowd_bounds_hand_computed_and_conservative() {
+    let model = Bounds {
+        min: Vec3::new(-1.0, 0.0, -2.0),
+        max: Vec3::new(1.0, 2.0, 1.0),
+    };
+    let actors = [(Vec3::ZERO, 1.0), (Vec3::new(10.0, 0.0, 0.0), 2.0)];
+    let b = crowd_bounds(actors.iter().copied(), &model);
+    let r = 5f32.sqrt();
+    assert!(
+        (b.min - Vec3::new(-r, 0.0, -2.0 * r)).abs().max_element() < 1e-5,
+        "{:?}",
+        b.min
+    );
+    assert!(
+        (b.max - Vec3::new(10.0 + 2.0 * r, 4.0, 2.0 * r))
+            .abs()
+            .max_element()
+            < 1e-5
+    );
+    for k in 0..64 {
+        let q = Quat::from_rotation_y(k as f32 * 0.1);
+        for corner in [
+            model.min,
+            model.max,
+            Vec3::new(model.min.x, 0.0, model.max.z),
+        ] {
+            let p = Vec3::new(10.0, 0.0, 0.0) + q * (corner * 2.0);
+            assert!(p.cmpge(b.min - 1e-4).all() && p.cmple(b.max + 1e-4).all());
+        }
+    }
+    assert!(crowd_bounds(std::iter::empty(), &model).is_empty());
+    assert!(crowd_bounds(actors.iter().copied(), &Bounds::empty()).is_empty());
+}
+
+fn bulk_inputs(n: usize) -> (Vec<Vec3>, Vec<f32>, Vec<i32>, Vec<f32>) {
+    let positions = (0..n)
+        .map(|i| Vec3::new(i as f32, 0.5, -(i as f32)))
+        .collect();
+    let yaws = (0..n).map(|i| i as f32 * 0.01).collect();
+    let clips = (0..n).map(|i| (i % 3) as i32).collect();
+    let starts = (0..n).map(|i| i as f32 * 0.5).collect();
+    (positions, yaws, clips, starts)
+}
+
+#[test]
+fn bulk_actors_match_single_packing() {
+    let n = 20_000; // several chunks plus a partial one
+    let (positions, yaws, clips, starts) = bulk_inputs(n);
+    let mut out = vec![0.0; n * 8];
+    pack_actors_bulk(&mut out, &positions, &yaws, Some(&clips), Some(&starts), 3).unwrap();
+    let mut one = [0.0; 8];
+    for i in [0, 1, 8191, 8192, 19_999] {
+        let a = ActorState {
+            position: positions[i],
+            yaw: yaws[i],
+            clip: clips[i] as u32,
+            prev_clip: clips[i] as u32,
+            start_time: starts[i],
+            ..ActorState::default()
+        };
+        pack_actor(&a, &mut one);
+        assert_eq!(&out[i * 8..i * 8 + 8], &one, "actor {i}");
+    }
+    pack_actors_bulk(&mut out, &positions, &yaws, None, None, 3).unwrap();
+    let back = unpack_actor(&out[8 * 19_999..]);
+    assert_eq!(
+        (back.clip, back.start_time, back.scale, back.speed),
+        (0, 0.0, 1.0, 1.0)
+    );
+}
+
+#[test]
+fn bulk_actors_report_the_first_error() {
+    let n = 20_000;
+    let (mut positions, yaws, mut clips, starts) = bulk_inputs(n);
+    let mut out = vec![0.0; n * 8];
+    assert_eq!(
+        pack_actors_bulk(&mut out[8..], &positions, &yaws, None, None, 3),
+        Err(VatError::BadLength {
+            what: "actor data floats",
+            expected: n * 8,
+            got: n * 8 - 8
+        })
+    );
+    assert!(matches!(
+        pack_actors_bulk(&mut out, &positions, &yaws[1..], None, None, 3),
+        Err(VatError::BadLength { what: "yaws", .. })
+    ));
+    clips[17_000] = 3;
+    clips[15_000] = -1;
+    assert_eq!(
+        pack_actors_bulk(&mut out, &positions, &yaws, Some(&clips), Some(&starts), 3),
+        Err(VatError::IndexOutOfRange {
+            what: "clip index",
+            index: -1,
+            len: 3
+        })
+    );
+    positions[16_000].x = f32::NAN;
+    positions[19_000].y = f32::INFINITY;
+    assert_eq!(
+        pack_actors_bulk(&mut out, &positions, &yaws, None, None, 3),
+        Err(VatError::NonFinite {
+            what: "position of actor 16000".into()
+        })
+    );
+}
+
+#[test]
+fn bulk_states_match_single_packing() {
+    let states: Vec<ActorState> = (0..10_000)
+        .map(|i| ActorState {
+            clip: i % 7,
+            yaw: i as f32,
+            ..walker()
+        })
+        .collect();
+    let mut out = vec![0.0; states.len() * 8];
+    pack_actor_states_bulk(&mut out, &states).unwrap();
+    let mut one = [0.0; 8];
+    pack_actor(&states[9_999], &mut one);
+    assert_eq!(&out[9_999 * 8..], &one);
+    assert!(pack_actor_states_bulk(&mut out[1..], &states).is_err());
+}
+
+#[test]
+fn bulk_model_instances() {
+    let ids: Vec<i32> = (0..20_000).map(|i| i * 3).collect();
+    let mut out = vec![0u8; ids.len() * 4];
+    pack_model_instances_bulk(&mut out, &ids, 9, 60_000).unwrap();
+    assert_eq!(
+        &out[4 * 12_345..4 * 12_346],
+        &pack_model_instance(37_035, 9)
+    );
+    assert_eq!(
+        pack_model_instances_bulk(&mut out, &ids, 9, 59_997),
+        Err(VatError::IndexOutOfRange {
+            what: "actor id",
+            index: 59_997,
+            len: 59_997
+        })
+    );
+    let mut bad = ids.clone();
+    bad[10_000] = -4;
+    assert_eq!(
+        pack_model_instances_bulk(&mut out, &bad, 9, 60_000),
+        Err(VatError::IndexOutOfRange {
+            what: "actor id",
+            index: -4,
+            len: 60_000
+        })
+    );
+    assert!(pack_model_instances_bulk(&mut out[..4], &ids, 9, 60_000).is_err());
+}

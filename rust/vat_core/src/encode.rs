@@ -1,0 +1,390 @@
+//! Encoding baked frames into vertex animation texture bytes, and decoding them as the shader does.
+//!
+//! # Layout
+//!
+//! Linear: the texel of `(frame, vertex)` is `i = frame * vertex_count + vertex`, at
+//! `x = i % width`, `y = i / width`. This is also the index into [`SkinnedFrames`], so encoding
+//! is a straight map over the baked arrays. Texels past the last frame are zero padding.
+//!
+//! # Position formats
+//!
+//! The texture stores `s = (p - offset) / scale`; the shader decodes `p = offset + s * scale`.
+//! * [`Precision::Half`] (Godot `FORMAT_RGBAH`, 4 x f16 LE, a = 1.0): `offset = bounds.min`,
+//!   `scale = bounds extent` per axis (1 on a flat axis), so `s` lies in `[0, 1]` where f16
+//!   spacing is at most 2^-11. Error bound per axis: `|decoded - p| <= 2^-12 * extent`, plus
+//!   a few f32 ulps of the coordinates' magnitude from the two f32 operations.
+//! * [`Precision::Float`] (`FORMAT_RGBAF`, 4 x f32 LE, a = 1.0): `offset = 0`, `scale = 1`, exact.
+//!
+//! # Normal format
+//!
+//! Optional second texture, same layout, `FORMAT_RGH`: the octahedral encoding of the unit normal
+//! ([`oct_encode`], in `[-1, 1]^2`) as 2 x f16 LE. Worst angular error after f16 rounding is below
+//! 0.05 degrees (tested).
+
+use glam::{Vec2, Vec3};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::bounds::serde_vec3;
+pub use crate::bounds::Bounds;
+use crate::clip::{total_frames, Clip};
+use crate::error::{Result, VatError};
+use crate::half::{f16_to_f32, f32_to_f16};
+use crate::layout::{MAX_TEXTURE_SIZE, VAT_MAX_WIDTH};
+pub use crate::octahedral::{oct_decode, oct_encode, oct_encode_f16};
+use crate::skin::SkinnedFrames;
+
+/// Texels encoded per rayon task; large enough to amortise scheduling, small enough to balance.
+const ENCODE_CHUNK: usize = 16 * 1024;
+/// f16 bit pattern of 1.0 (the alpha of every half position texel).
+const HALF_ONE: u16 = 0x3c00;
+/// Bytes of one normal texel (`FORMAT_RGH`).
+const NORMAL_TEXEL_BYTES: usize = 4;
+
+/// Storage precision of positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Precision {
+    /// Normalised to the bounds, 4 x f16 per texel (8 bytes).
+    Half,
+    /// Raw, 4 x f32 per texel (16 bytes).
+    Float,
+}
+
+/// Where each (frame, vertex) lies in the texture (linear layout, see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VatLayout {
+    /// Vertices per frame.
+    pub vertex_count: u32,
+    /// Frames over all clips.
+    pub frame_count: u32,
+    /// Texture width: `min(texels, VAT_MAX_WIDTH)`, at least 1.
+    pub width: u32,
+    /// Texture height: `ceil(texels / width)`, at least 1.
+    pub height: u32,
+}
+
+impl VatLayout {
+    /// Sizes the texture for `vertex_count * frame_count` texels; [`VatError::TooLarge`] if the
+    /// height would exceed [`MAX_TEXTURE_SIZE`].
+    pub fn new(vertex_count: u32, frame_count: u32) -> Result<Self> {
+        let texels = u64::from(vertex_count) * u64::from(frame_count);
+        let width = texels.clamp(1, u64::from(VAT_MAX_WIDTH));
+        let height = texels.div_ceil(width).max(1);
+        if height > u64::from(MAX_TEXTURE_SIZE) {
+            return Err(VatError::TooLarge {
+                vertices: vertex_count as usize,
+                frames: frame_count as usize,
+                texels,
+                max_texels: u64::from(VAT_MAX_WIDTH) * u64::from(MAX_TEXTURE_SIZE),
+            });
+        }
+        Ok(Self {
+            vertex_count,
+            frame_count,
+            width: width as u32,
+            height: height as u32,
+        })
+    }
+
+    /// Linear texel index of `(frame, vertex)`.
+    pub fn index(&self, frame: u32, vertex: u32) -> usize {
+        frame as usize * self.vertex_count as usize + vertex as usize
+    }
+
+    /// Texel coordinates `(x, y)` of `(frame, vertex)`.
+    pub fn texel(&self, frame: u32, vertex: u32) -> (u32, u32) {
+        let i = self.index(frame, vertex) as u64;
+        let w = u64::from(self.width);
+        ((i % w) as u32, (i / w) as u32)
+    }
+
+    /// Texels in the texture including padding (`width * height`).
+    pub fn texel_count(&self) -> usize {
+        self.width as usize * self.height as usize
+    }
+
+    /// Texels holding data (`vertex_count * frame_count`).
+    pub fn used_texels(&self) -> usize {
+        self.vertex_count as usize * self.frame_count as usize
+    }
+}
+
+/// How stored values map back to positions: `p = offset + s * scale`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EncodingParams {
+    /// Position storage precision.
+    pub precision: Precision,
+    /// Added after scaling.
+    #[serde(with = "serde_vec3")]
+    pub offset: Vec3,
+    /// Per-axis multiplier of the stored value.
+    #[serde(with = "serde_vec3")]
+    pub scale: Vec3,
+    /// Whether a normal texture was encoded.
+    pub normals: bool,
+}
+
+impl EncodingParams {
+    /// Parameters for `precision` over `bounds` (non-empty for [`Precision::Half`]).
+    pub fn for_bounds(precision: Precision, bounds: &Bounds, normals: bool) -> Self {
+        let (offset, scale) = match precision {
+            Precision::Float => (Vec3::ZERO, Vec3::ONE),
+            Precision::Half => {
+                // A flat axis keeps scale 1 so the division is defined and s = 0 there.
+                let extent = bounds.size();
+                let scale = Vec3::select(extent.cmpgt(Vec3::ZERO), extent, Vec3::ONE);
+                (bounds.min, scale)
+            }
+        };
+        Self {
+            precision,
+            offset,
+            scale,
+            normals,
+        }
+    }
+}
+
+/// Bytes per (vertex, frame) over both textures: Half 8, Float 16, plus 4 with normals.
+pub fn bytes_per_vertex_frame(precision: Precision, normals: bool) -> usize {
+    position_texel_bytes(precision) + if normals { NORMAL_TEXEL_BYTES } else { 0 }
+}
+
+fn position_texel_bytes(precision: Precision) -> usize {
+    match precision {
+        Precision::Half => 8,
+        Precision::Float => 16,
+    }
+}
+
+/// A baked model's textures and the data needed to play them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EncodedVat {
+    /// Texture size and texel mapping.
+    pub layout: VatLayout,
+    /// Decoding parameters.
+    pub params: EncodingParams,
+    /// Position texture bytes, `width * height` texels (`FORMAT_RGBAH` or `FORMAT_RGBAF`).
+    pub positions: Vec<u8>,
+    /// Normal texture bytes (`FORMAT_RGH`, same layout); empty without normals.
+    pub normals: Vec<u8>,
+    /// Bounds of every vertex in every frame (root space).
+    pub bounds: Bounds,
+    /// Bounds per clip, in clip order, over that clip's frames.
+    pub clip_bounds: Vec<Bounds>,
+}
+
+/// Encodes `skinned` (whose frames are `clips` laid out consecutively) into texture bytes.
+///
+/// Errors: [`VatError::NoClips`], [`VatError::NoMeshes`] (zero vertices), [`VatError::BadLength`]
+/// if the arrays or the clips' total frames disagree with `skinned`'s counts,
+/// [`VatError::NonFinite`] for a NaN/infinite position or normal, [`VatError::TooLarge`].
+/// Rayon-parallel and byte-identical on every run.
+pub fn encode(
+    skinned: &SkinnedFrames,
+    clips: &[Clip],
+    precision: Precision,
+    normals: bool,
+) -> Result<EncodedVat> {
+    let layout = check_inputs(skinned, clips, normals)?;
+    let frame_bounds = frame_bounds(skinned, normals)?;
+    let bounds = frame_bounds.iter().fold(Bounds::empty(), |a, b| a.union(b));
+    let clip_bounds = clips
+        .iter()
+        .map(|c| {
+            let frames =
+                &frame_bounds[c.first_frame as usize..(c.first_frame + c.frame_count) as usize];
+            frames.iter().fold(Bounds::empty(), |a, b| a.union(b))
+        })
+        .collect();
+    let params = EncodingParams::for_bounds(precision, &bounds, normals);
+    let positions = encode_positions(&skinned.positions, &layout, &params);
+    let normals = if normals {
+        encode_normals(&skinned.normals, &layout)
+    } else {
+        Vec::new()
+    };
+    Ok(EncodedVat {
+        layout,
+        params,
+        positions,
+        normals,
+        bounds,
+        clip_bounds,
+    })
+}
+
+fn check_inputs(skinned: &SkinnedFrames, clips: &[Clip], normals: bool) -> Result<VatLayout> {
+    if clips.is_empty() {
+        return Err(VatError::NoClips);
+    }
+    if skinned.vertex_count == 0 {
+        return Err(VatError::NoMeshes);
+    }
+    let frames = total_frames(clips) as usize;
+    let expect = |what, expected: usize, got: usize| {
+        if expected == got {
+            Ok(())
+        } else {
+            Err(VatError::BadLength {
+                what,
+                expected,
+                got,
+            })
+        }
+    };
+    expect(
+        "baked frames (sum of clip frame counts)",
+        frames,
+        skinned.frame_count,
+    )?;
+    let texels = skinned.vertex_count * skinned.frame_count;
+    expect("baked positions", texels, skinned.positions.len())?;
+    if normals {
+        expect("baked normals", texels, skinned.normals.len())?;
+    }
+    let vertices = u32::try_from(skinned.vertex_count).map_err(|_| VatError::TooLarge {
+        vertices: skinned.vertex_count,
+        frames,
+        texels: texels as u64,
+        max_texels: u64::from(VAT_MAX_WIDTH) * u64::from(MAX_TEXTURE_SIZE),
+    })?;
+    VatLayout::new(vertices, frames as u32)
+}
+
+/// Bounds of each frame, in parallel; the first non-finite position or normal is an error.
+fn frame_bounds(skinned: &SkinnedFrames, normals: bool) -> Result<Vec<Bounds>> {
+    let vc = skinned.vertex_count;
+    let per_frame: Vec<std::result::Result<Bounds, String>> = skinned
+        .positions
+        .par_chunks(vc)
+        .enumerate()
+        .map(|(f, ps)| {
+            if let Some(v) = ps.iter().position(|p| !p.is_finite()) {
+                return Err(format!("baked position of vertex {v} at frame {f}"));
+            }
+            if normals {
+                let ns = &skinned.normals[f * vc..(f + 1) * vc];
+                if let Some(v) = ns.iter().position(|n| !n.is_finite()) {
+                    return Err(format!("baked normal of vertex {v} at frame {f}"));
+                }
+            }
+            Ok(Bounds::from_points(ps))
+        })
+        .collect();
+    per_frame
+        .into_iter()
+        .map(|r| r.map_err(|what| VatError::NonFinite { what }))
+        .collect()
+}
+
+fn encode_positions(positions: &[Vec3], layout: &VatLayout, params: &EncodingParams) -> Vec<u8> {
+    let bpt = position_texel_bytes(params.precision);
+    let mut bytes = vec![0u8; layout.texel_count() * bpt];
+    let used = &mut bytes[..positions.len() * bpt];
+    used.par_chunks_mut(ENCODE_CHUNK * bpt)
+        .zip(positions.par_chunks(ENCODE_CHUNK))
+        .for_each(|(out, ps)| match params.precision {
+            Precision::Half => {
+                for (texel, &p) in out.chunks_exact_mut(8).zip(ps) {
+                    let s = ((p - params.offset) / params.scale).clamp(Vec3::ZERO, Vec3::ONE);
+                    write_halves(texel, &[s.x, s.y, s.z]);
+                    texel[6..8].copy_from_slice(&HALF_ONE.to_le_bytes());
+                }
+            }
+            Precision::Float => {
+                for (texel, &p) in out.chunks_exact_mut(16).zip(ps) {
+                    for (dst, v) in texel.chunks_exact_mut(4).zip([p.x, p.y, p.z, 1.0]) {
+                        dst.copy_from_slice(&v.to_le_bytes());
+                    }
+                }
+            }
+        });
+    bytes
+}
+
+fn encode_normals(normals: &[Vec3], layout: &VatLayout) -> Vec<u8> {
+    let mut bytes = vec![0u8; layout.texel_count() * NORMAL_TEXEL_BYTES];
+    let used = &mut bytes[..normals.len() * NORMAL_TEXEL_BYTES];
+    used.par_chunks_mut(ENCODE_CHUNK * NORMAL_TEXEL_BYTES)
+        .zip(normals.par_chunks(ENCODE_CHUNK))
+        .for_each(|(out, ns)| {
+            for (texel, &n) in out.chunks_exact_mut(NORMAL_TEXEL_BYTES).zip(ns) {
+                let [x, y] = oct_encode_f16(n);
+                texel[..2].copy_from_slice(&x.to_le_bytes());
+                texel[2..].copy_from_slice(&y.to_le_bytes());
+            }
+        });
+    bytes
+}
+
+/// Writes each value as a little-endian f16 into consecutive 2-byte slots.
+fn write_halves(out: &mut [u8], values: &[f32]) {
+    for (dst, &v) in out.chunks_exact_mut(2).zip(values) {
+        dst.copy_from_slice(&f32_to_f16(v).to_le_bytes());
+    }
+}
+
+fn read_half(bytes: &[u8], at: usize) -> f32 {
+    f16_to_f32(u16::from_le_bytes([bytes[at], bytes[at + 1]]))
+}
+
+fn read_f32(bytes: &[u8], at: usize) -> f32 {
+    f32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+/// The position of `vertex` at `frame`, decoded from the bytes exactly as the shader does
+/// (f16 -> f32, then `offset + s * scale`). Panics if either index is out of range.
+pub fn decode_position(vat: &EncodedVat, frame: u32, vertex: u32) -> Vec3 {
+    assert!(frame < vat.layout.frame_count && vertex < vat.layout.vertex_count);
+    let i = vat.layout.index(frame, vertex);
+    let p = &vat.params;
+    let s = match p.precision {
+        Precision::Half => {
+            let at = i * 8;
+            Vec3::new(
+                read_half(&vat.positions, at),
+                read_half(&vat.positions, at + 2),
+                read_half(&vat.positions, at + 4),
+            )
+        }
+        Precision::Float => {
+            let at = i * 16;
+            Vec3::new(
+                read_f32(&vat.positions, at),
+                read_f32(&vat.positions, at + 4),
+                read_f32(&vat.positions, at + 8),
+            )
+        }
+    };
+    p.offset + s * p.scale
+}
+
+/// Every vertex position of `frame`, decoded as by [`decode_position`].
+pub fn decode_frame(vat: &EncodedVat, frame: u32) -> Vec<Vec3> {
+    (0..vat.layout.vertex_count)
+        .map(|v| decode_position(vat, frame, v))
+        .collect()
+}
+
+/// Every vertex normal of `frame`, decoded as the shader does; empty without normals.
+/// Panics if `frame` is out of range.
+pub fn decode_frame_normals(vat: &EncodedVat, frame: u32) -> Vec<Vec3> {
+    if vat.normals.is_empty() {
+        return Vec::new();
+    }
+    assert!(frame < vat.layout.frame_count);
+    (0..vat.layout.vertex_count)
+        .map(|v| {
+            let at = vat.layout.index(frame, v) * NORMAL_TEXEL_BYTES;
+            oct_decode(Vec2::new(
+                read_half(&vat.normals, at),
+                read_half(&vat.normals, at + 2),
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "encode_tests.rs"]
+mod tests;

@@ -1,0 +1,191 @@
+//! IEEE 754 binary16 ("half") conversion and the two-halves-in-one-f32 packing the shader uses.
+//!
+//! Conversion from f32 rounds to nearest, ties to even, exactly like GPU `packHalf2x16` on
+//! conforming hardware: values beyond the largest half (65504) round to infinity, values below
+//! half the smallest subnormal (2^-25) round to signed zero, and NaN stays NaN (quiet).
+
+/// Sign bit of an f16.
+const SIGN: u16 = 0x8000;
+/// Exponent bits of an f16 (all set: infinity or NaN).
+const EXP_MASK: u16 = 0x7c00;
+/// Quiet bit of an f16 NaN.
+const QUIET: u16 = 0x0200;
+
+/// Converts `x` to the nearest f16 bit pattern (ties to even).
+pub fn f32_to_f16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) as u16) & SIGN;
+    let exp = ((bits >> 23) & 0xff) as i32;
+    let man = bits & 0x007f_ffff;
+    if exp == 0xff {
+        // Keep NaN a NaN even when its payload lies only in the dropped low bits.
+        let nan = if man != 0 {
+            QUIET | (man >> 13) as u16
+        } else {
+            0
+        };
+        return sign | EXP_MASK | nan;
+    }
+    // Exponent re-biased from f32 (127) to f16 (15).
+    let e = exp - 112;
+    if e >= 0x1f {
+        return sign | EXP_MASK;
+    }
+    if e <= 0 {
+        return sign | subnormal_f16(man, e);
+    }
+    // A carry out of the mantissa bumps the exponent, which is the correct rounding (up to inf).
+    let h = ((e as u32) << 10) | (man >> 13);
+    sign | round_shifted(h, man & 0x1fff, 13) as u16
+}
+
+/// Magnitude bits of the f16 nearest to a finite f32 whose re-biased exponent `e` is <= 0.
+fn subnormal_f16(man: u32, e: i32) -> u16 {
+    // Below 2^-25 (half the smallest subnormal) everything rounds to zero.
+    if e < -10 {
+        return 0;
+    }
+    // value = (man | 1<<23) * 2^(e - 15 - 23); an f16 subnormal is h * 2^-24.
+    let full = man | 0x0080_0000;
+    let shift = (14 - e) as u32;
+    round_shifted(full >> shift, full & ((1 << shift) - 1), shift) as u16
+}
+
+/// Rounds `kept` (the value shifted right by `shift`) to nearest even given the dropped bits.
+fn round_shifted(kept: u32, dropped: u32, shift: u32) -> u32 {
+    let halfway = 1 << (shift - 1);
+    if dropped > halfway || (dropped == halfway && kept & 1 == 1) {
+        kept + 1
+    } else {
+        kept
+    }
+}
+
+/// Converts an f16 bit pattern to f32; exact for every value (f32 is a superset).
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = u32::from(h & SIGN) << 16;
+    let exp = u32::from((h & EXP_MASK) >> 10);
+    let man = u32::from(h & 0x03ff);
+    match exp {
+        0 => {
+            // Subnormal or zero: man * 2^-24 is exact in f32.
+            let v = man as f32 * f32::from_bits(0x3380_0000);
+            if sign != 0 {
+                -v
+            } else {
+                v
+            }
+        }
+        0x1f => f32::from_bits(sign | 0x7f80_0000 | (man << 13)),
+        _ => f32::from_bits(sign | ((exp + 112) << 23) | (man << 13)),
+    }
+}
+
+/// Packs two floats as halves into one f32's bits: `lo` in bits 0..16, `hi` in bits 16..32.
+/// Identical to GLSL `uintBitsToFloat(packHalf2x16(vec2(lo, hi)))`. The result is a normal f32
+/// only if `hi` is a normal f16 (callers that need that keep `hi` in range).
+pub fn pack_half2(lo: f32, hi: f32) -> f32 {
+    let bits = u32::from(f32_to_f16(lo)) | (u32::from(f32_to_f16(hi)) << 16);
+    f32::from_bits(bits)
+}
+
+/// Inverse of [`pack_half2`]: `(lo, hi)`, each the exact f16 value that was stored.
+pub fn unpack_half2(x: f32) -> (f32, f32) {
+    let bits = x.to_bits();
+    (f16_to_f32(bits as u16), f16_to_f32((bits >> 16) as u16))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_nan_f16(h: u16) -> bool {
+        h & EXP_MASK == EXP_MASK && h & 0x03ff != 0
+    }
+
+    #[test]
+    fn exhaustive_round_trip() {
+        for h in 0..=u16::MAX {
+            let f = f16_to_f32(h);
+            if is_nan_f16(h) {
+                assert!(f.is_nan(), "{h:#06x}");
+                assert!(is_nan_f16(f32_to_f16(f)), "{h:#06x}");
+            } else {
+                assert_eq!(f32_to_f16(f), h, "{h:#06x} -> {f}");
+            }
+        }
+    }
+
+    #[test]
+    fn known_values() {
+        let cases: [(f32, u16); 18] = [
+            (0.0, 0x0000),
+            (-0.0, 0x8000),
+            (1.0, 0x3c00),
+            (-2.0, 0xc000),
+            (0.5, 0x3800),
+            (0.1, 0x2e66),
+            (1.0 / 3.0, 0x3555),
+            (65504.0, 0x7bff),
+            (65519.0, 0x7bff),
+            (65520.0, 0x7c00), // halfway to the next step rounds to even: infinity
+            (1.0e10, 0x7c00),
+            (f32::NEG_INFINITY, 0xfc00),
+            (6.103_515_6e-5, 0x0400), // 2^-14, smallest normal
+            (5.960_464_5e-8, 0x0001), // 2^-24, smallest subnormal
+            (2.980_232_2e-8, 0x0000), // 2^-25, tie -> even (zero)
+            (4.470_348_4e-8, 0x0001), // 1.5 * 2^-25 -> 2^-24
+            (8.940_697e-8, 0x0002),   // 1.5 * 2^-24, tie -> even (2)
+            (1.0e-30, 0x0000),
+        ];
+        for (x, h) in cases {
+            assert_eq!(f32_to_f16(x), h, "{x}");
+        }
+        // Ties in the normal range: 1 + 2^-11 -> 1.0 (even), 1 + 3 * 2^-11 -> 1 + 2^-9 (even).
+        assert_eq!(f32_to_f16(1.0 + 2f32.powi(-11)), 0x3c00);
+        assert_eq!(f32_to_f16(1.0 + 3.0 * 2f32.powi(-11)), 0x3c02);
+        // Just below the normal boundary rounds up into it.
+        assert_eq!(f32_to_f16(2f32.powi(-14) - 2f32.powi(-25)), 0x0400);
+        assert!(is_nan_f16(f32_to_f16(f32::NAN)));
+        assert_eq!(f16_to_f32(0x3c00), 1.0);
+        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
+        assert_eq!(f16_to_f32(0x83ff), -(1023.0 * 2f32.powi(-24)));
+        assert_eq!(f16_to_f32(0x7c00), f32::INFINITY);
+    }
+
+    /// The chosen f16 is never farther from `x` than its two neighbours (nearest rounding).
+    #[test]
+    fn rounds_to_nearest_for_pseudo_random_inputs() {
+        let mut state: u32 = 0x1234_5678;
+        for _ in 0..200_000 {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            // Spread the f32s over the half range (exponents about 2^-26 .. 2^17).
+            let x = f32::from_bits((state & 0x807f_ffff) | ((96 + (state >> 23) % 48) << 23));
+            let h = f32_to_f16(x);
+            let err = (f64::from(f16_to_f32(h)) - f64::from(x)).abs();
+            if h & 0x7fff >= 0x7c00 {
+                assert!(x.abs() >= 65520.0, "{x}");
+                continue;
+            }
+            for n in [h.wrapping_sub(1), h.wrapping_add(1)] {
+                if n & 0x7fff < 0x7c00 && (n ^ h) & SIGN == 0 {
+                    let other = (f64::from(f16_to_f32(n)) - f64::from(x)).abs();
+                    assert!(
+                        err <= other,
+                        "{x}: {h:#06x} err {err} vs {n:#06x} err {other}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn half2_packing_matches_bit_layout() {
+        let p = pack_half2(1.0, -2.0);
+        assert_eq!(p.to_bits(), 0xc000_3c00);
+        assert_eq!(unpack_half2(p), (1.0, -2.0));
+        let (lo, hi) = unpack_half2(pack_half2(0.1, 300.0));
+        assert_eq!(lo, f16_to_f32(0x2e66));
+        assert_eq!(hi, 300.0);
+    }
+}

@@ -1,0 +1,39 @@
+//! Constants shared by the Rust packer and the shader library.
+//!
+//! The shader declares the same numbers; a test outside this crate checks that the two agree, so
+//! change a value here and in the shader together.
+
+/// Largest texture dimension (width or height) we create; Godot and common GPUs accept 16384.
+pub const MAX_TEXTURE_SIZE: u32 = 16384;
+/// Width cap of the linear vertex animation texture layout.
+pub const VAT_MAX_WIDTH: u32 = 16384;
+/// Width of the per-instance data textures (actor records, model instances, looks).
+pub const DATA_TEXTURE_WIDTH: u32 = 4096;
+/// RGBA32F texels per actor record (2 texels = 8 floats = 32 bytes).
+pub const ACTOR_TEXELS: u32 = 2;
+/// Multiplier of the previous clip in a clip code `clip + CLIP_CODE_BASE * prev_clip`.
+pub const CLIP_CODE_BASE: u32 = 4096;
+/// Clips one model may bake; keeps every clip code below 2^24, so it is exact in an f32.
+pub const MAX_CLIPS: u32 = 4095;
+/// RGBA32F texels per look: tint, then (variation, 0, 0, 0).
+pub const LOOK_TEXELS: u32 = 2;
+/// Distinct (tint, variation) looks per model per submit; the look index is one byte.
+pub const MAX_LOOKS: u32 = 256;
+/// Bytes per model instance (RGBA8): actor index in r,g,b (24 bit, little-endian) and look in a.
+pub const MODEL_INSTANCE_BYTES: u32 = 4;
+/// Actors one crowd may hold; the actor index of a model instance is 24 bits.
+pub const MAX_ACTORS: u32 = 1 << 24;
+/// Added to the stored blend time so the high half of its packed float is >= 1, which keeps
+/// that f32 a normal number (GPUs may flush denormals to zero).
+pub const BLEND_BIAS: f32 = 1.0;
+
+// The largest clip code must be an exact integer in f32 (mantissa 24 bits).
+const _: () = assert!((MAX_CLIPS - 1) as u64 * (CLIP_CODE_BASE as u64 + 1) < 1 << 24);
+const _: () = assert!(MAX_CLIPS < CLIP_CODE_BASE);
+// A full crowd's actor texture must fit the texture size limit.
+const _: () = assert!(
+    MAX_ACTORS as u64 * ACTOR_TEXELS as u64 / DATA_TEXTURE_WIDTH as u64 <= MAX_TEXTURE_SIZE as u64
+);
+// The look index is a u8, and the look texture is one row.
+const _: () = assert!(MAX_LOOKS <= 256);
+const _: () = assert!(MAX_LOOKS * LOOK_TEXELS <= MAX_TEXTURE_SIZE);

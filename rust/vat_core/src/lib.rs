@@ -1,0 +1,47 @@
+//! Engine-free core of vat_crowd: everything between a sampled skeletal animation and the bytes a
+//! crowd shader reads, with no Godot dependency.
+//!
+//! Data flows through the modules in this order:
+//! * [`clip`]: plan which frames each clip bakes and how the shader samples them.
+//! * [`skin`]: skin every frame on the CPU with Godot's semantics.
+//! * [`mod@encode`]: pack the frames into vertex animation texture bytes (f16 or f32, octahedral
+//!   normals) and decode them as the shader does.
+//! * [`crowd`]: pack per-actor and per-instance records into data textures.
+//! * [`clock`]: keep the shader's f32 time small with an f64 clock that rebases.
+//!
+//! [`layout`] holds the constants the shader shares; [`half`] the f16 conversions; [`octahedral`]
+//! the normal encoding; [`bounds`] boxes; [`error`] the one error type. All functions are deterministic; the heavy ones use rayon.
+
+#![deny(missing_docs)]
+
+pub mod bounds;
+pub mod clip;
+pub mod clock;
+pub mod crowd;
+pub mod crowd_bulk;
+pub mod encode;
+pub mod error;
+pub mod half;
+pub mod layout;
+pub mod octahedral;
+pub mod skin;
+pub mod validate;
+
+pub use bounds::Bounds;
+pub use clip::{find_clip, pack_clip_table, plan_clips, sample, total_frames, Clip, ClipSpec};
+pub use clock::{CrowdClock, REBASE_INTERVAL};
+pub use crowd::{
+    check_transform, crowd_bounds, data_rows, grow_capacity, pack_actor, pack_actor_states_bulk,
+    pack_actors_bulk, pack_model_instance, pack_model_instances_bulk, unpack_actor, ActorState,
+    LookTable,
+};
+pub use encode::{
+    bytes_per_vertex_frame, decode_frame, decode_frame_normals, decode_position, encode,
+    oct_decode, oct_encode, oct_encode_f16, EncodedVat, EncodingParams, Precision, VatLayout,
+};
+pub use error::{Result, VatError};
+pub use half::{f16_to_f32, f32_to_f16, pack_half2, unpack_half2};
+pub use skin::{
+    bounds_of, skin_frames, validate, BlendMode, BlendShape, MeshFrame, MeshSource, SkinBinding,
+    SkinnedFrames,
+};

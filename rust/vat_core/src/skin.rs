@@ -1,0 +1,350 @@
+//! CPU skinning of every sampled frame with Godot's semantics, into root-space positions/normals.
+//!
+//! Per vertex, matching `MeshInstance3D::bake_mesh_from_current_blend_shape_mix` followed by
+//! `bake_mesh_from_current_skeleton_pose`:
+//! 1. Blend shapes with `|w| > 1e-4`: [`BlendMode::Normalized`] accumulates `w * (shape - source)`,
+//!    [`BlendMode::Relative`] accumulates `w * shape` (shapes are deltas).
+//! 2. Skinning: `p' = p + sum w_j (B_j p - p)` over influences with `w_j >= f32::EPSILON`;
+//!    normals use the Gram-Schmidt orthonormalized bone basis and are renormalized.
+//! 3. Root space: `P = pre * p'`, `N = normalize(pre^-T * n')`; a zero normal becomes +Y.
+//!
+//! Frames are independent, so they are skinned in parallel (rayon); the result does not depend
+//! on the thread count.
+
+use glam::{Affine3A, Mat3A, Vec3, Vec3A};
+use rayon::prelude::*;
+
+use crate::bounds::Bounds;
+use crate::error::{Result, VatError};
+pub use crate::validate::validate;
+
+/// Blend shapes below this absolute weight are skipped, as Godot does.
+const BLEND_WEIGHT_EPSILON: f32 = 1e-4;
+
+/// How a mesh's blend shape arrays are interpreted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlendMode {
+    /// Shapes are full target positions; the delta is `shape - source`.
+    Normalized,
+    /// Shapes are deltas added to the source.
+    Relative,
+}
+
+/// One blend shape (morph target) of a mesh.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlendShape {
+    /// One per mesh vertex.
+    pub positions: Vec<Vec3>,
+    /// One per mesh vertex, or empty when the shape does not change normals.
+    pub normals: Vec<Vec3>,
+}
+
+/// A mesh's skin: per-vertex bone indices and weights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkinBinding {
+    /// `influences` bone indices per vertex, each `< bind_count` where its weight is used.
+    pub bones: Vec<u32>,
+    /// `influences` weights per vertex.
+    pub weights: Vec<f32>,
+    /// Influences per vertex: 4 or 8.
+    pub influences: usize,
+    /// Binds (bones) of the skin; each frame supplies this many bone transforms.
+    pub bind_count: usize,
+}
+
+/// A mesh to bake, as extracted from the source scene.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeshSource {
+    /// Name used in error messages.
+    pub name: String,
+    /// Rest positions in mesh space.
+    pub positions: Vec<Vec3>,
+    /// One per vertex, or empty: then every baked normal is +Y.
+    pub normals: Vec<Vec3>,
+    /// `None` for a rigid mesh (moved only by its node transform).
+    pub skin: Option<SkinBinding>,
+    /// Morph targets; each frame supplies one weight per shape.
+    pub blend_shapes: Vec<BlendShape>,
+    /// Interpretation of `blend_shapes`.
+    pub blend_mode: BlendMode,
+}
+
+/// The pose of one mesh at one sampled frame.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MeshFrame {
+    /// The mesh node's transform relative to the character root.
+    pub pre: Affine3A,
+    /// Skinned mesh: one per skin bind, `bone_global_pose * bind_pose` (skeleton space).
+    /// Rigid mesh: empty (ignored).
+    pub bones: Vec<Affine3A>,
+    /// One weight per blend shape.
+    pub blend_weights: Vec<f32>,
+}
+
+/// Root-space vertices of every frame, frame-major: index `frame * vertex_count + vertex`, with
+/// the meshes' vertices concatenated in input order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkinnedFrames {
+    /// Vertices per frame over all meshes.
+    pub vertex_count: usize,
+    /// Frames baked.
+    pub frame_count: usize,
+    /// `frame_count * vertex_count` positions.
+    pub positions: Vec<Vec3>,
+    /// `frame_count * vertex_count` unit normals.
+    pub normals: Vec<Vec3>,
+}
+
+impl SkinnedFrames {
+    /// Positions of one frame. Panics if `frame >= frame_count`.
+    pub fn frame_positions(&self, frame: usize) -> &[Vec3] {
+        &self.positions[frame * self.vertex_count..(frame + 1) * self.vertex_count]
+    }
+
+    /// Normals of one frame. Panics if `frame >= frame_count`.
+    pub fn frame_normals(&self, frame: usize) -> &[Vec3] {
+        &self.normals[frame * self.vertex_count..(frame + 1) * self.vertex_count]
+    }
+}
+
+/// The bounds of `points` (empty for none).
+pub fn bounds_of(points: &[Vec3]) -> Bounds {
+    Bounds::from_points(points)
+}
+
+/// Skins every frame: `frames[f][m]` is mesh `m`'s pose at frame `f`; `labels(f)` names frame
+/// `f` in errors (e.g. "clip 'walk' frame 3").
+///
+/// Errors: those of [`validate`]; [`VatError::FrameMismatch`] if a frame lacks one entry per
+/// mesh; [`VatError::MismatchedArray`] if a frame's bone count differs from `bind_count` or its
+/// blend weight count from the shape count; [`VatError::NonFinite`] for a non-finite transform,
+/// weight or result. Errors are reported for the lowest offending frame, deterministically.
+pub fn skin_frames(
+    meshes: &[MeshSource],
+    frames: &[Vec<MeshFrame>],
+    labels: &dyn Fn(usize) -> String,
+) -> Result<SkinnedFrames> {
+    validate(meshes)?;
+    for (f, frame) in frames.iter().enumerate() {
+        check_frame(meshes, frame, f, labels)?;
+    }
+    let vertex_count: usize = meshes.iter().map(|m| m.positions.len()).sum();
+    let texels = vertex_count * frames.len();
+    let mut positions = vec![Vec3::ZERO; texels];
+    let mut normals = vec![Vec3::Y; texels];
+    let bad = positions
+        .par_chunks_mut(vertex_count)
+        .zip(normals.par_chunks_mut(vertex_count))
+        .zip(frames.par_iter())
+        .enumerate()
+        .map_init(Scratch::default, |scratch, (f, ((ps, ns), frame))| {
+            skin_frame(meshes, frame, ps, ns, scratch).map(|(m, v)| (f, m, v))
+        })
+        .flatten()
+        .min();
+    if let Some((f, m, v)) = bad {
+        let what = format!(
+            "skinned vertex {v} of mesh '{}' at {}",
+            meshes[m].name,
+            labels(f)
+        );
+        return Err(VatError::NonFinite { what });
+    }
+    Ok(SkinnedFrames {
+        vertex_count,
+        frame_count: frames.len(),
+        positions,
+        normals,
+    })
+}
+
+fn check_frame(
+    meshes: &[MeshSource],
+    frame: &[MeshFrame],
+    f: usize,
+    labels: &dyn Fn(usize) -> String,
+) -> Result<()> {
+    if frame.len() != meshes.len() {
+        return Err(VatError::FrameMismatch {
+            frame: f,
+            expected_meshes: meshes.len(),
+            got: frame.len(),
+        });
+    }
+    for (mesh, mf) in meshes.iter().zip(frame) {
+        let mismatch = |what, expected, got| VatError::MismatchedArray {
+            mesh: mesh.name.clone(),
+            what,
+            expected,
+            got,
+        };
+        let bones: &[Affine3A] = match &mesh.skin {
+            Some(skin) if mf.bones.len() != skin.bind_count => {
+                return Err(mismatch("bone transforms", skin.bind_count, mf.bones.len()));
+            }
+            Some(_) => &mf.bones,
+            None => &[],
+        };
+        if mf.blend_weights.len() != mesh.blend_shapes.len() {
+            return Err(mismatch(
+                "blend shape weights",
+                mesh.blend_shapes.len(),
+                mf.blend_weights.len(),
+            ));
+        }
+        let finite = mf.pre.is_finite()
+            && bones.iter().all(Affine3A::is_finite)
+            && mf.blend_weights.iter().all(|w| w.is_finite());
+        if !finite {
+            let what = format!("transform of mesh '{}' at {}", mesh.name, labels(f));
+            return Err(VatError::NonFinite { what });
+        }
+    }
+    Ok(())
+}
+
+/// Per-thread buffers reused across frames so the hot loop never allocates.
+#[derive(Default)]
+struct Scratch {
+    /// Per bind: the bone transform and its orthonormalized basis (for normals).
+    bones: Vec<(Affine3A, Mat3A)>,
+    /// Active blend shapes: (index, weight).
+    shapes: Vec<(usize, f32)>,
+}
+
+/// Skins all meshes of one frame into `ps`/`ns`; returns the first (mesh, vertex) whose result
+/// is not finite.
+fn skin_frame(
+    meshes: &[MeshSource],
+    frame: &[MeshFrame],
+    ps: &mut [Vec3],
+    ns: &mut [Vec3],
+    scratch: &mut Scratch,
+) -> Option<(usize, usize)> {
+    let mut start = 0;
+    for (m, (mesh, mf)) in meshes.iter().zip(frame).enumerate() {
+        let end = start + mesh.positions.len();
+        if let Some(v) = skin_mesh(mesh, mf, &mut ps[start..end], &mut ns[start..end], scratch) {
+            return Some((m, v));
+        }
+        start = end;
+    }
+    None
+}
+
+fn skin_mesh(
+    mesh: &MeshSource,
+    mf: &MeshFrame,
+    ps: &mut [Vec3],
+    ns: &mut [Vec3],
+    scratch: &mut Scratch,
+) -> Option<usize> {
+    scratch.bones.clear();
+    if mesh.skin.is_some() {
+        scratch
+            .bones
+            .extend(mf.bones.iter().map(|b| (*b, orthonormalized(b.matrix3))));
+    }
+    scratch.shapes.clear();
+    let active = mf
+        .blend_weights
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.abs() > BLEND_WEIGHT_EPSILON);
+    scratch.shapes.extend(active.map(|(i, &w)| (i, w)));
+    let normal_matrix = normal_matrix(mf.pre.matrix3);
+    let has_normals = !mesh.normals.is_empty();
+    for (v, (p_out, n_out)) in ps.iter_mut().zip(ns.iter_mut()).enumerate() {
+        let (mut p, mut n) = blend_vertex(mesh, v, &scratch.shapes);
+        if let Some(skin) = &mesh.skin {
+            (p, n) = skin_vertex(skin, v, p, n, &scratch.bones, has_normals);
+        }
+        let world = mf.pre.transform_point3a(p);
+        let normal = if has_normals {
+            (normal_matrix * n).normalize_or(Vec3A::Y)
+        } else {
+            Vec3A::Y
+        };
+        if !(world.is_finite() && normal.is_finite()) {
+            return Some(v);
+        }
+        *p_out = world.into();
+        *n_out = normal.into();
+    }
+    None
+}
+
+/// Source vertex plus the active blend shape deltas (step 1).
+fn blend_vertex(mesh: &MeshSource, v: usize, shapes: &[(usize, f32)]) -> (Vec3A, Vec3A) {
+    let p_src = Vec3A::from(mesh.positions[v]);
+    let n_src = mesh.normals.get(v).map_or(Vec3A::Y, |&n| n.into());
+    let (mut p, mut n) = (p_src, n_src);
+    for &(i, w) in shapes {
+        let shape = &mesh.blend_shapes[i];
+        let sp = Vec3A::from(shape.positions[v]);
+        let sn = shape.normals.get(v).map(|&n| Vec3A::from(n));
+        match mesh.blend_mode {
+            BlendMode::Normalized => {
+                p += w * (sp - p_src);
+                n += sn.map_or(Vec3A::ZERO, |sn| w * (sn - n_src));
+            }
+            BlendMode::Relative => {
+                p += w * sp;
+                n += sn.map_or(Vec3A::ZERO, |sn| w * sn);
+            }
+        }
+    }
+    (p, n)
+}
+
+/// Linear blend skinning of one vertex (step 2); normals only when the mesh has them.
+fn skin_vertex(
+    skin: &SkinBinding,
+    v: usize,
+    p: Vec3A,
+    n: Vec3A,
+    bones: &[(Affine3A, Mat3A)],
+    has_normals: bool,
+) -> (Vec3A, Vec3A) {
+    let base = v * skin.influences;
+    let slots = skin.bones[base..base + skin.influences]
+        .iter()
+        .zip(&skin.weights[base..]);
+    let (mut dp, mut dn) = (Vec3A::ZERO, Vec3A::ZERO);
+    for (&bone, &w) in slots {
+        if w < f32::EPSILON {
+            continue;
+        }
+        let (transform, basis) = &bones[bone as usize];
+        dp += w * (transform.transform_point3a(p) - p);
+        if has_normals {
+            dn += w * (*basis * n - n);
+        }
+    }
+    (p + dp, (n + dn).normalize_or_zero())
+}
+
+/// Godot's `Basis::orthonormalize`: Gram-Schmidt on the columns x, y, z in that order.
+fn orthonormalized(m: Mat3A) -> Mat3A {
+    let x = m.x_axis.normalize_or_zero();
+    let y = (m.y_axis - x * x.dot(m.y_axis)).normalize_or_zero();
+    let z = (m.z_axis - x * x.dot(m.z_axis) - y * y.dot(m.z_axis)).normalize_or_zero();
+    Mat3A::from_cols(x, y, z)
+}
+
+/// A matrix proportional to `m^-T` with a positive factor, so normalizing its products gives
+/// `normalize(m^-T n)`. Built from the cofactors (`cof(m) = det(m) m^-T`), which stay defined
+/// for a singular `m`, flipped when `det < 0` to keep the direction of mirrored normals.
+fn normal_matrix(m: Mat3A) -> Mat3A {
+    let (a, b, c) = (m.x_axis, m.y_axis, m.z_axis);
+    let cofactors = Mat3A::from_cols(b.cross(c), c.cross(a), a.cross(b));
+    if m.determinant() < 0.0 {
+        cofactors * -1.0
+    } else {
+        cofactors
+    }
+}
+
+#[cfg(test)]
+#[path = "skin_tests.rs"]
+mod tests;
