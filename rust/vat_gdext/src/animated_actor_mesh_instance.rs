@@ -1,0 +1,526 @@
+//! `AnimatedActorMeshInstance`: actors with equipment, filled in immediate mode every frame.
+
+use std::time::Instant;
+
+use godot::classes::geometry_instance_3d::ShadowCastingSetting;
+use godot::classes::{INode3D, Material, Node3D};
+use godot::obj::EngineEnum;
+use godot::prelude::*;
+use vat_core::clock::CrowdClock;
+use vat_core::crowd::{self, ActorState, LookTable};
+use vat_core::layout::ACTOR_TEXELS;
+
+use crate::convert;
+use crate::crowd::gpu::CrowdGpu;
+use crate::crowd::looks::PlacedBounds;
+use crate::vertex_animation::VertexAnimation;
+
+const FLOATS_PER_ACTOR: usize = ACTOR_TEXELS as usize * 4;
+
+/// Draws crowds of actors, each carrying several models (body, sword, shield…) that share the
+/// actor's transform and animation state. Every frame: `begin()`, then `add_actor()` followed by
+/// `add_model()` for each model it carries, then `submit()`; or the bulk calls `set_actors()` and
+/// `set_model_actors()` followed by `submit()`. A submit costs one texture update per data texture,
+/// whatever the crowd size.
+#[derive(GodotClass)]
+#[class(tool, init, base = Node3D)]
+pub struct AnimatedActorMeshInstance {
+    /// The models actors can carry, baked from the same skeleton and clips (same clip table).
+    #[export]
+    #[var(get = get_models, set = set_models)]
+    models: Array<Option<Gd<VertexAnimation>>>,
+    /// Per model, an optional ShaderMaterial (whose shader includes vat_crowd.gdshaderinc) used
+    /// instead of the shipped shader.
+    #[export]
+    #[var(get = get_material_overrides, set = set_material_overrides)]
+    material_overrides: Array<Option<Gd<Material>>>,
+    /// Shadow casting of every model (GeometryInstance3D.ShadowCastingSetting).
+    #[export(enum = (Off = 0, On = 1, DoubleSided = 2, ShadowsOnly = 3))]
+    #[var(get = get_cast_shadow, set = set_cast_shadow)]
+    #[init(val = 1)]
+    cast_shadow: i32,
+    /// The crowd clock in seconds (kept in double precision; the shader sees it rebased).
+    #[export]
+    #[var(get = get_time, set = set_time)]
+    time: PhantomVar<f64>,
+    /// Stops the crowd clock.
+    #[export]
+    paused: bool,
+    /// Blend between the two nearest baked frames (off: snap to the nearest lower frame).
+    #[export]
+    #[init(val = true)]
+    interpolate: bool,
+    /// Multiplies the clock's advance per frame.
+    #[export]
+    #[init(val = 1.0)]
+    speed_scale: f64,
+
+    clock: CrowdClock,
+    gpu: Option<CrowdGpu>,
+    gpu_error: Option<String>,
+    clip_count: u32,
+    actor_count: usize,
+    model_counts: Vec<usize>,
+    looks: Vec<LookTable>,
+    variation_counts: Vec<u32>,
+    placed: PlacedBounds,
+    last_submit_usec: i64,
+    base: Base<Node3D>,
+}
+
+#[godot_api]
+impl INode3D for AnimatedActorMeshInstance {
+    fn process(&mut self, delta: f64) {
+        if !self.paused {
+            let dt = delta * self.speed_scale;
+            let old_origin = self.clock.origin();
+            self.clock.advance(dt);
+            self.rebase_if_needed(old_origin);
+        }
+        let (time, interpolate) = (self.clock.shader_time(), self.interpolate);
+        if let Some(gpu) = &mut self.gpu {
+            gpu.set_time(time, interpolate);
+        }
+    }
+
+    fn exit_tree(&mut self) {
+        if let Some(gpu) = self.gpu.take() {
+            gpu.free();
+        }
+    }
+}
+
+#[godot_api]
+impl AnimatedActorMeshInstance {
+    /// The models actors can carry.
+    #[func]
+    fn get_models(&self) -> Array<Option<Gd<VertexAnimation>>> {
+        self.models.clone()
+    }
+
+    /// The per-model material overrides.
+    #[func]
+    fn get_material_overrides(&self) -> Array<Option<Gd<Material>>> {
+        self.material_overrides.clone()
+    }
+
+    /// Shadow casting of every model.
+    #[func]
+    fn get_cast_shadow(&self) -> i32 {
+        self.cast_shadow
+    }
+
+    /// Sets the models and rebuilds the crowd's GPU objects.
+    #[func]
+    fn set_models(&mut self, models: Array<Option<Gd<VertexAnimation>>>) {
+        self.models = models;
+        self.reset_gpu();
+    }
+
+    /// Sets the per-model material overrides and rebuilds the crowd's GPU objects.
+    #[func]
+    fn set_material_overrides(&mut self, materials: Array<Option<Gd<Material>>>) {
+        self.material_overrides = materials;
+        self.reset_gpu();
+    }
+
+    /// Sets the shadow casting of every model.
+    #[func]
+    fn set_cast_shadow(&mut self, setting: i32) {
+        self.cast_shadow = setting;
+        let s = shadow_setting(setting);
+        if let Some(gpu) = &mut self.gpu {
+            for m in gpu.models.iter_mut() {
+                m.set_cast_shadow(s);
+            }
+        }
+    }
+
+    /// The crowd clock in seconds.
+    #[func]
+    fn get_time(&self) -> f64 {
+        self.clock.time()
+    }
+
+    /// Sets the crowd clock (e.g. for deterministic rendering).
+    #[func]
+    fn set_time(&mut self, time: f64) {
+        let old_origin = self.clock.origin();
+        self.clock.set_time(time);
+        self.rebase_if_needed(old_origin);
+    }
+
+    /// Starts a new frame: forgets every actor and model instance added before.
+    #[func]
+    fn begin(&mut self) {
+        self.actor_count = 0;
+        self.model_counts.iter_mut().for_each(|c| *c = 0);
+        self.looks.iter_mut().for_each(|l| l.clear());
+        self.placed = PlacedBounds::default();
+    }
+
+    /// Adds an actor at `transform` (position, yaw about +Y and uniform scale are used) playing
+    /// `clip` since `start_time` (crowd seconds; NAN means now) at `speed`. Returns its index for
+    /// this frame, or -1 with an error if the transform is not finite or the clip is out of range.
+    #[func]
+    fn add_actor(
+        &mut self,
+        transform: Transform3D,
+        #[opt(default = 0)] clip: i32,
+        #[opt(default = f64::NAN)] start_time: f64,
+        #[opt(default = 1.0)] speed: f64,
+    ) -> i32 {
+        if !self.ensure_gpu() {
+            return -1;
+        }
+        let Some((position, yaw, scale)) = convert::actor_pose(transform) else {
+            godot_error!(
+                "vat_crowd: add_actor: transform is not finite ({transform:?}); actor skipped"
+            );
+            return -1;
+        };
+        if clip < 0 || clip as u32 >= self.clip_count {
+            godot_error!("vat_crowd: add_actor: clip {clip} out of range (the models have {} clips); actor skipped", self.clip_count);
+            return -1;
+        }
+        if !speed.is_finite() {
+            godot_error!("vat_crowd: add_actor: speed {speed} is not finite; actor skipped");
+            return -1;
+        }
+        let start = if start_time.is_nan() {
+            self.clock.time()
+        } else {
+            start_time
+        };
+        let state = ActorState {
+            position,
+            yaw,
+            scale,
+            clip: clip as u32,
+            prev_clip: clip as u32,
+            start_time: self.clock.local(start),
+            speed: speed as f32,
+            ..ActorState::default()
+        };
+        let index = self.actor_count;
+        let gpu = self.gpu.as_mut().expect("ensured");
+        gpu.actors.reserve(index + 1);
+        crowd::pack_actor(
+            &state,
+            &mut gpu.actors.floats_mut()[index * FLOATS_PER_ACTOR..(index + 1) * FLOATS_PER_ACTOR],
+        );
+        self.placed.add(position, scale);
+        self.actor_count += 1;
+        index as i32
+    }
+
+    /// Makes `actor` (added this frame) cross-fade from `prev_clip`, which it had been playing
+    /// since `prev_start_time`, into its clip over `blend_time` seconds from its start time.
+    #[func]
+    fn set_actor_blend(
+        &mut self,
+        actor: i32,
+        prev_clip: i32,
+        prev_start_time: f64,
+        blend_time: f64,
+    ) {
+        if actor < 0 || actor as usize >= self.actor_count {
+            godot_error!(
+                "vat_crowd: set_actor_blend: actor {actor} out of range ({} actors this frame)",
+                self.actor_count
+            );
+            return;
+        }
+        if prev_clip < 0 || prev_clip as u32 >= self.clip_count {
+            godot_error!(
+                "vat_crowd: set_actor_blend: clip {prev_clip} out of range ({} clips)",
+                self.clip_count
+            );
+            return;
+        }
+        let origin = self.clock.origin();
+        let gpu = self.gpu.as_mut().expect("actors exist");
+        let rec = &mut gpu.actors.floats_mut()
+            [actor as usize * FLOATS_PER_ACTOR..(actor as usize + 1) * FLOATS_PER_ACTOR];
+        let mut state = crowd::unpack_actor(rec);
+        state.prev_clip = prev_clip as u32;
+        let start_abs = f64::from(state.start_time) + origin;
+        state.prev_elapsed =
+            ((start_abs - prev_start_time) * f64::from(state.speed)).max(0.0) as f32;
+        state.blend_time = blend_time.max(0.0) as f32;
+        crowd::pack_actor(&state, rec);
+    }
+
+    /// Attaches model `model_index` to the actor added last, with a texture `variation` and a `tint`.
+    #[func]
+    fn add_model(
+        &mut self,
+        model_index: i32,
+        #[opt(default = 0)] variation: i32,
+        #[opt(default = Color::WHITE)] tint: Color,
+    ) {
+        if self.actor_count == 0 {
+            godot_error!("vat_crowd: add_model called before any add_actor this frame; ignored");
+            return;
+        }
+        let Some(look) = self.look_for(model_index, variation, tint, "add_model") else {
+            return;
+        };
+        let m = model_index as usize;
+        let gpu = self.gpu.as_mut().expect("actors exist");
+        let slot = self.model_counts[m];
+        let indices = &mut gpu.models[m].indices;
+        indices.reserve(slot + 1);
+        indices.bytes_mut()[slot * 4..slot * 4 + 4].copy_from_slice(&crowd::pack_model_instance(
+            (self.actor_count - 1) as u32,
+            look,
+        ));
+        self.model_counts[m] += 1;
+    }
+
+    /// Replaces this frame's actors: one per position, with yaw (radians), clip (empty: 0) and
+    /// start time (crowd seconds; empty: 0). Scale 1, speed 1.
+    #[func]
+    fn set_actors(
+        &mut self,
+        positions: PackedVector3Array,
+        yaws: PackedFloat32Array,
+        clips: PackedInt32Array,
+        start_times: PackedFloat32Array,
+    ) {
+        if !self.ensure_gpu() {
+            return;
+        }
+        let n = positions.len();
+        let points = convert::vec3_slice(positions.as_slice());
+        let origin = self.clock.origin() as f32;
+        let clip_count = self.clip_count;
+        let gpu = self.gpu.as_mut().expect("ensured");
+        gpu.actors.reserve(n);
+        let out = &mut gpu.actors.floats_mut()[..n * FLOATS_PER_ACTOR];
+        let clips = (!clips.is_empty()).then_some(clips.as_slice());
+        let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
+        if let Err(e) =
+            crowd::pack_actors_bulk(out, points, yaws.as_slice(), clips, starts, clip_count)
+        {
+            godot_error!("vat_crowd: set_actors: {e}; this frame's actors were not changed");
+            return;
+        }
+        if origin != 0.0 {
+            // Start times arrive in crowd seconds; the shader's clock is rebased.
+            out.chunks_exact_mut(FLOATS_PER_ACTOR)
+                .for_each(|a| a[4] -= origin);
+        }
+        self.actor_count = n;
+        self.placed = PlacedBounds::default();
+        self.placed.add_all(points);
+    }
+
+    /// Replaces model `model_index`'s instances this frame: one per entry of `actor_ids` (indices
+    /// into this frame's actors), all with the same `variation` and `tint`.
+    #[func]
+    fn set_model_actors(
+        &mut self,
+        model_index: i32,
+        actor_ids: PackedInt32Array,
+        #[opt(default = 0)] variation: i32,
+        #[opt(default = Color::WHITE)] tint: Color,
+    ) {
+        if !self.ensure_gpu() {
+            return;
+        }
+        let Some(look) = self.look_for(model_index, variation, tint, "set_model_actors") else {
+            return;
+        };
+        let m = model_index as usize;
+        let n = actor_ids.len();
+        let actor_count = self.actor_count as u32;
+        let gpu = self.gpu.as_mut().expect("ensured");
+        let indices = &mut gpu.models[m].indices;
+        indices.reserve(n);
+        if let Err(e) = crowd::pack_model_instances_bulk(
+            &mut indices.bytes_mut()[..n * 4],
+            actor_ids.as_slice(),
+            look,
+            actor_count,
+        ) {
+            godot_error!(
+                "vat_crowd: set_model_actors(model {model_index}): {e}; model not changed"
+            );
+            return;
+        }
+        self.model_counts[m] = n;
+    }
+
+    /// Pushes this frame's actors and models to the GPU: one texture update per data texture.
+    #[func]
+    fn submit(&mut self) {
+        let started = Instant::now();
+        if !self.ensure_gpu() {
+            return;
+        }
+        let time = self.clock.shader_time();
+        let interpolate = self.interpolate;
+        let gpu = self.gpu.as_mut().expect("ensured");
+        let mut bounds = Vec::with_capacity(gpu.models.len());
+        for (m, model) in gpu.models.iter_mut().enumerate() {
+            let mut packed = Vec::new();
+            self.looks[m].pack(&mut packed);
+            model.set_looks(&packed);
+            bounds.push(self.placed.for_model(&model.bounds));
+        }
+        gpu.submit(&self.model_counts, &bounds, time, interpolate);
+        self.last_submit_usec = started.elapsed().as_micros() as i64;
+    }
+
+    /// Actors added this frame.
+    #[func]
+    fn get_actor_count(&self) -> i32 {
+        self.actor_count as i32
+    }
+
+    /// Instances of model `model_index` this frame.
+    #[func]
+    fn get_model_instance_count(&self, model_index: i32) -> i32 {
+        self.model_counts
+            .get(model_index as usize)
+            .map_or(0, |c| *c as i32)
+    }
+
+    /// CPU time of the last `submit()` in microseconds.
+    #[func]
+    fn get_last_submit_usec(&self) -> i64 {
+        self.last_submit_usec
+    }
+}
+
+impl AnimatedActorMeshInstance {
+    fn reset_gpu(&mut self) {
+        if let Some(gpu) = self.gpu.take() {
+            gpu.free();
+        }
+        self.gpu_error = None;
+        self.begin();
+    }
+
+    /// Builds the GPU objects on first use; reports a bad model set once.
+    fn ensure_gpu(&mut self) -> bool {
+        if self.gpu.is_some() {
+            return true;
+        }
+        match self.build_gpu() {
+            Ok(()) => true,
+            Err(e) => {
+                if self.gpu_error.as_deref() != Some(e.as_str()) {
+                    godot_error!("vat_crowd: {}: {e}", self.base().get_name());
+                    self.gpu_error = Some(e);
+                }
+                false
+            }
+        }
+    }
+
+    fn build_gpu(&mut self) -> Result<(), String> {
+        let models: Vec<Gd<VertexAnimation>> = self
+            .models
+            .iter_shared()
+            .enumerate()
+            .map(|(i, m)| m.ok_or_else(|| format!("models[{i}] is empty")))
+            .collect::<Result<_, _>>()?;
+        if models.is_empty() {
+            return Err("no models are set".into());
+        }
+        let first = models[0].bind().clips();
+        for (i, m) in models.iter().enumerate() {
+            let b = m.bind();
+            if !b.is_baked() {
+                return Err(format!("models[{i}] ('{}') is not baked", m.get_path()));
+            }
+            let clips = b.clips();
+            let same = clips.len() == first.len()
+                && clips.iter().zip(&first).all(|(a, c)| {
+                    a.name == c.name && a.frame_count == c.frame_count && a.looped == c.looped
+                });
+            if !same {
+                return Err(format!(
+                    "models[{i}] ('{}') has a different clip table than models[0]; bake all models from the same skeleton and clips",
+                    m.get_path()
+                ));
+            }
+        }
+        let overrides: Vec<Option<Gd<Material>>> = self.material_overrides.iter_shared().collect();
+        let mut owner = self.to_gd().upcast::<Node3D>();
+        let gpu = CrowdGpu::new(
+            &mut owner,
+            &models,
+            &overrides,
+            shadow_setting(self.cast_shadow),
+        )?;
+        self.clip_count = first.len() as u32;
+        self.model_counts = vec![0; models.len()];
+        self.looks = (0..models.len()).map(|_| LookTable::new()).collect();
+        self.variation_counts = models
+            .iter()
+            .map(|m| {
+                m.bind()
+                    .get_variations()
+                    .map_or(1, |v| v.get_layers().max(1) as u32)
+            })
+            .collect();
+        self.gpu = Some(gpu);
+        Ok(())
+    }
+
+    fn look_for(
+        &mut self,
+        model_index: i32,
+        variation: i32,
+        tint: Color,
+        what: &str,
+    ) -> Option<u8> {
+        if !self.ensure_gpu() {
+            return None;
+        }
+        if model_index < 0 || model_index as usize >= self.model_counts.len() {
+            godot_error!(
+                "vat_crowd: {what}: model index {model_index} out of range ({} models)",
+                self.model_counts.len()
+            );
+            return None;
+        }
+        let m = model_index as usize;
+        if variation < 0 || variation as u32 >= self.variation_counts[m] {
+            godot_error!(
+                "vat_crowd: {what}: variation {variation} out of range (model {model_index} has {})",
+                self.variation_counts[m]
+            );
+            return None;
+        }
+        match self.looks[m].index_of(convert::rgba(tint), variation as u32) {
+            Ok(look) => Some(look),
+            Err(e) => {
+                godot_error!("vat_crowd: {what}: {e}");
+                None
+            }
+        }
+    }
+
+    /// After the clock's origin moved, shifts every stored start time so poses do not jump.
+    fn rebase_if_needed(&mut self, old_origin: f64) {
+        let delta = (self.clock.origin() - old_origin) as f32;
+        if delta == 0.0 {
+            return;
+        }
+        let n = self.actor_count;
+        if let Some(gpu) = &mut self.gpu {
+            gpu.actors.floats_mut()[..n * FLOATS_PER_ACTOR]
+                .chunks_exact_mut(FLOATS_PER_ACTOR)
+                .for_each(|a| a[4] -= delta);
+        }
+    }
+}
+
+/// Maps the exported int to Godot's enum (invalid values mean On).
+pub fn shadow_setting(v: i32) -> ShadowCastingSetting {
+    ShadowCastingSetting::try_from_ord(v).unwrap_or(ShadowCastingSetting::ON)
+}

@@ -1,0 +1,587 @@
+//! `AnimatedMeshInstance`: a crowd of one baked character with retained instances.
+
+use std::time::Instant;
+
+use godot::classes::{INode3D, Material, Node3D};
+use godot::prelude::*;
+use vat_core::clock::CrowdClock;
+use vat_core::crowd::{self, ActorState, LookTable};
+use vat_core::layout::ACTOR_TEXELS;
+
+use crate::animated_actor_mesh_instance::shadow_setting;
+use crate::convert;
+use crate::crowd::gpu::CrowdGpu;
+use crate::crowd::looks::PlacedBounds;
+use crate::vertex_animation::VertexAnimation;
+
+const FLOATS_PER_ACTOR: usize = ACTOR_TEXELS as usize * 4;
+
+/// One instance as the node remembers it between frames.
+#[derive(Clone)]
+struct Instance {
+    position: glam::Vec3,
+    yaw: f32,
+    scale: f32,
+    clip: u32,
+    prev_clip: u32,
+    start: f64,
+    speed: f32,
+    prev_elapsed: f32,
+    blend_time: f32,
+    tint: [f32; 4],
+    variation: u32,
+}
+
+/// Draws many instances of one baked `VertexAnimation`. Instances are retained: add them once,
+/// change them when needed; the node submits changes once per frame (`auto_submit`) with one
+/// texture update per data texture.
+#[derive(GodotClass)]
+#[class(tool, init, base = Node3D)]
+pub struct AnimatedMeshInstance {
+    /// The baked character to draw.
+    #[export]
+    #[var(get = get_animation, set = set_animation)]
+    animation: Option<Gd<VertexAnimation>>,
+    /// A ShaderMaterial (whose shader includes vat_crowd.gdshaderinc) used instead of the shipped one.
+    #[export]
+    #[var(get = get_material_override, set = set_material_override)]
+    material_override: Option<Gd<Material>>,
+    /// Shadow casting (GeometryInstance3D.ShadowCastingSetting).
+    #[export(enum = (Off = 0, On = 1, DoubleSided = 2, ShadowsOnly = 3))]
+    #[var(get = get_cast_shadow, set = set_cast_shadow)]
+    #[init(val = 1)]
+    cast_shadow: i32,
+    /// The crowd clock in seconds (double precision; the shader sees it rebased).
+    #[export]
+    #[var(get = get_time, set = set_time)]
+    time: PhantomVar<f64>,
+    /// Stops the crowd clock.
+    #[export]
+    paused: bool,
+    /// Blend between the two nearest baked frames.
+    #[export]
+    #[init(val = true)]
+    interpolate: bool,
+    /// Submit changes automatically at the end of each frame's processing.
+    #[export]
+    #[init(val = true)]
+    auto_submit: bool,
+
+    clock: CrowdClock,
+    gpu: Option<CrowdGpu>,
+    gpu_error: Option<String>,
+    clip_count: u32,
+    variation_count: u32,
+    slots: Vec<Instance>,
+    slot_ids: Vec<i32>,
+    id_slots: Vec<i32>,
+    free_ids: Vec<i32>,
+    dirty: bool,
+    last_submit_usec: i64,
+    base: Base<Node3D>,
+}
+
+#[godot_api]
+impl INode3D for AnimatedMeshInstance {
+    fn process(&mut self, delta: f64) {
+        if !self.paused {
+            let old = self.clock.origin();
+            self.clock.advance(delta);
+            self.dirty |= self.clock.origin() != old;
+        }
+        if self.auto_submit && self.animation.is_some() {
+            self.submit();
+        }
+    }
+
+    fn exit_tree(&mut self) {
+        if let Some(gpu) = self.gpu.take() {
+            gpu.free();
+        }
+    }
+}
+
+#[godot_api]
+impl AnimatedMeshInstance {
+    /// The baked character drawn.
+    #[func]
+    fn get_animation(&self) -> Option<Gd<VertexAnimation>> {
+        self.animation.clone()
+    }
+
+    /// The material override.
+    #[func]
+    fn get_material_override(&self) -> Option<Gd<Material>> {
+        self.material_override.clone()
+    }
+
+    /// Shadow casting.
+    #[func]
+    fn get_cast_shadow(&self) -> i32 {
+        self.cast_shadow
+    }
+
+    /// Sets the baked character (instances are kept; their clips must exist in it).
+    #[func]
+    fn set_animation(&mut self, animation: Option<Gd<VertexAnimation>>) {
+        self.animation = animation;
+        self.reset_gpu();
+    }
+
+    /// Sets the material override.
+    #[func]
+    fn set_material_override(&mut self, material: Option<Gd<Material>>) {
+        self.material_override = material;
+        self.reset_gpu();
+    }
+
+    /// Sets shadow casting.
+    #[func]
+    fn set_cast_shadow(&mut self, setting: i32) {
+        self.cast_shadow = setting;
+        self.reset_gpu();
+    }
+
+    /// The crowd clock in seconds.
+    #[func]
+    fn get_time(&self) -> f64 {
+        self.clock.time()
+    }
+
+    /// Sets the crowd clock (for deterministic rendering, or to jump).
+    #[func]
+    fn set_time(&mut self, time: f64) {
+        self.clock.set_time(time);
+        self.dirty = true;
+    }
+
+    /// Adds an instance at `transform` (position, yaw about +Y, uniform scale) playing `clip` from
+    /// now, with a `tint` and texture `variation`. Returns its id, or -1 with an error.
+    #[func]
+    fn add_instance(
+        &mut self,
+        transform: Transform3D,
+        #[opt(default = 0)] clip: i32,
+        #[opt(default = Color::WHITE)] tint: Color,
+        #[opt(default = 0)] variation: i32,
+    ) -> i32 {
+        if !self.ensure_gpu() {
+            return -1;
+        }
+        let Some((position, yaw, scale)) = convert::actor_pose(transform) else {
+            godot_error!(
+                "vat_crowd: add_instance: transform is not finite ({transform:?}); not added"
+            );
+            return -1;
+        };
+        if !self.clip_ok(clip, "add_instance") || !self.variation_ok(variation, "add_instance") {
+            return -1;
+        }
+        let inst = Instance {
+            position,
+            yaw,
+            scale,
+            clip: clip as u32,
+            prev_clip: clip as u32,
+            start: self.clock.time(),
+            speed: 1.0,
+            prev_elapsed: 0.0,
+            blend_time: 0.0,
+            tint: convert::rgba(tint),
+            variation: variation as u32,
+        };
+        self.push(inst)
+    }
+
+    /// Adds one instance per position with the given yaws (radians), all playing `clip` from now.
+    /// Returns the first id; the ids are consecutive.
+    #[func]
+    fn add_instances(
+        &mut self,
+        positions: PackedVector3Array,
+        yaws: PackedFloat32Array,
+        #[opt(default = 0)] clip: i32,
+    ) -> i32 {
+        if !self.ensure_gpu() || !self.clip_ok(clip, "add_instances") {
+            return -1;
+        }
+        if yaws.len() != positions.len() {
+            godot_error!(
+                "vat_crowd: add_instances: {} positions but {} yaws; nothing added",
+                positions.len(),
+                yaws.len()
+            );
+            return -1;
+        }
+        let points = convert::vec3_slice(positions.as_slice());
+        if let Some(i) = points
+            .iter()
+            .zip(yaws.as_slice())
+            .position(|(p, y)| !p.is_finite() || !y.is_finite())
+        {
+            godot_error!("vat_crowd: add_instances: position/yaw {i} is not finite; nothing added");
+            return -1;
+        }
+        // Consecutive ids need fresh ones, not recycled ones.
+        let first = self.id_slots.len() as i32;
+        let now = self.clock.time();
+        for (p, y) in points.iter().zip(yaws.as_slice()) {
+            let inst = Instance {
+                position: *p,
+                yaw: *y,
+                scale: 1.0,
+                clip: clip as u32,
+                prev_clip: clip as u32,
+                start: now,
+                speed: 1.0,
+                prev_elapsed: 0.0,
+                blend_time: 0.0,
+                tint: [1.0; 4],
+                variation: 0,
+            };
+            let id = self.id_slots.len() as i32;
+            self.id_slots.push(self.slots.len() as i32);
+            self.slots.push(inst);
+            self.slot_ids.push(id);
+        }
+        self.dirty = true;
+        first
+    }
+
+    /// Moves instance `id`.
+    #[func]
+    fn set_instance_transform(&mut self, id: i32, transform: Transform3D) {
+        let Some(slot) = self.slot_of(id, "set_instance_transform") else {
+            return;
+        };
+        let Some((position, yaw, scale)) = convert::actor_pose(transform) else {
+            godot_error!(
+                "vat_crowd: set_instance_transform({id}): transform is not finite; unchanged"
+            );
+            return;
+        };
+        let inst = &mut self.slots[slot];
+        (inst.position, inst.yaw, inst.scale) = (position, yaw, scale);
+        self.dirty = true;
+    }
+
+    /// Sets positions and yaws of instances `first_id`, `first_id + 1`, … in one call.
+    #[func]
+    fn set_transforms(
+        &mut self,
+        positions: PackedVector3Array,
+        yaws: PackedFloat32Array,
+        #[opt(default = 0)] first_id: i32,
+    ) {
+        if yaws.len() != positions.len() {
+            godot_error!(
+                "vat_crowd: set_transforms: {} positions but {} yaws; unchanged",
+                positions.len(),
+                yaws.len()
+            );
+            return;
+        }
+        let points = convert::vec3_slice(positions.as_slice());
+        for (i, (p, y)) in points.iter().zip(yaws.as_slice()).enumerate() {
+            let id = first_id + i as i32;
+            let Some(slot) = self.slot_of(id, "set_transforms") else {
+                return;
+            };
+            if !p.is_finite() || !y.is_finite() {
+                godot_error!("vat_crowd: set_transforms: entry {i} (id {id}) is not finite; it and later entries unchanged");
+                return;
+            }
+            let inst = &mut self.slots[slot];
+            inst.position = *p;
+            inst.yaw = *y;
+        }
+        self.dirty = true;
+    }
+
+    /// Makes instance `id` play `clip` from now at `speed`, cross-fading from what it played over
+    /// `blend_time` seconds.
+    #[func]
+    fn play_animation(
+        &mut self,
+        id: i32,
+        clip: i32,
+        #[opt(default = 0.0)] blend_time: f64,
+        #[opt(default = 1.0)] speed: f64,
+    ) {
+        let Some(slot) = self.slot_of(id, "play_animation") else {
+            return;
+        };
+        if !self.clip_ok(clip, "play_animation") {
+            return;
+        }
+        let now = self.clock.time();
+        let inst = &mut self.slots[slot];
+        play(inst, clip as u32, now, blend_time as f32, speed as f32);
+        self.dirty = true;
+    }
+
+    /// `play_animation` for many instances at once.
+    #[func]
+    fn play_animations(
+        &mut self,
+        ids: PackedInt32Array,
+        clip: i32,
+        #[opt(default = 0.0)] blend_time: f64,
+        #[opt(default = 1.0)] speed: f64,
+    ) {
+        if !self.clip_ok(clip, "play_animations") {
+            return;
+        }
+        let now = self.clock.time();
+        for &id in ids.as_slice() {
+            let Some(slot) = self.slot_of(id, "play_animations") else {
+                return;
+            };
+            play(
+                &mut self.slots[slot],
+                clip as u32,
+                now,
+                blend_time as f32,
+                speed as f32,
+            );
+        }
+        self.dirty = true;
+    }
+
+    /// Sets the tint of instance `id`.
+    #[func]
+    fn set_instance_tint(&mut self, id: i32, tint: Color) {
+        let Some(slot) = self.slot_of(id, "set_instance_tint") else {
+            return;
+        };
+        self.slots[slot].tint = convert::rgba(tint);
+        self.dirty = true;
+    }
+
+    /// Sets the texture variation of instance `id`.
+    #[func]
+    fn set_instance_variation(&mut self, id: i32, variation: i32) {
+        let Some(slot) = self.slot_of(id, "set_instance_variation") else {
+            return;
+        };
+        if self.variation_ok(variation, "set_instance_variation") {
+            self.slots[slot].variation = variation as u32;
+            self.dirty = true;
+        }
+    }
+
+    /// Removes instance `id`; the other ids stay valid.
+    #[func]
+    fn remove_instance(&mut self, id: i32) {
+        let Some(slot) = self.slot_of(id, "remove_instance") else {
+            return;
+        };
+        let last = self.slots.len() - 1;
+        self.slots.swap_remove(slot);
+        self.slot_ids.swap_remove(slot);
+        if slot != last {
+            let moved = self.slot_ids[slot];
+            self.id_slots[moved as usize] = slot as i32;
+        }
+        self.id_slots[id as usize] = -1;
+        self.free_ids.push(id);
+        self.dirty = true;
+    }
+
+    /// Removes every instance.
+    #[func]
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.slot_ids.clear();
+        self.id_slots.clear();
+        self.free_ids.clear();
+        self.dirty = true;
+    }
+
+    /// Live instances.
+    #[func]
+    fn get_instance_count(&self) -> i32 {
+        self.slots.len() as i32
+    }
+
+    /// CPU time of the last submit that uploaded data, in microseconds.
+    #[func]
+    fn get_last_submit_usec(&self) -> i64 {
+        self.last_submit_usec
+    }
+
+    /// Pushes the instances to the GPU (only the clock if nothing changed).
+    #[func]
+    fn submit(&mut self) {
+        if !self.ensure_gpu() {
+            return;
+        }
+        let started = Instant::now();
+        let time = self.clock.shader_time();
+        let interpolate = self.interpolate;
+        if !self.dirty {
+            if let Some(gpu) = &mut self.gpu {
+                gpu.set_time(time, interpolate);
+            }
+            return;
+        }
+        let n = self.slots.len();
+        let mut looks = LookTable::new();
+        let mut placed = PlacedBounds::default();
+        let gpu = self.gpu.as_mut().expect("ensured");
+        gpu.actors.reserve(n);
+        gpu.models[0].indices.reserve(n);
+        for (i, inst) in self.slots.iter().enumerate() {
+            let state = ActorState {
+                position: inst.position,
+                yaw: inst.yaw,
+                scale: inst.scale,
+                clip: inst.clip,
+                prev_clip: inst.prev_clip,
+                start_time: self.clock.local(inst.start),
+                speed: inst.speed,
+                prev_elapsed: inst.prev_elapsed,
+                blend_time: inst.blend_time,
+            };
+            crowd::pack_actor(
+                &state,
+                &mut gpu.actors.floats_mut()[i * FLOATS_PER_ACTOR..(i + 1) * FLOATS_PER_ACTOR],
+            );
+            let look = looks
+                .index_of(inst.tint, inst.variation)
+                .unwrap_or_else(|e| {
+                    godot_error!(
+                        "vat_crowd: instance {}: {e}; drawn with the first look",
+                        self.slot_ids[i]
+                    );
+                    0
+                });
+            gpu.models[0].indices.bytes_mut()[i * 4..i * 4 + 4]
+                .copy_from_slice(&crowd::pack_model_instance(i as u32, look));
+            placed.add(inst.position, inst.scale);
+        }
+        let mut packed = Vec::new();
+        looks.pack(&mut packed);
+        gpu.models[0].set_looks(&packed);
+        let bounds = [placed.for_model(&gpu.models[0].bounds)];
+        gpu.submit(&[n], &bounds, time, interpolate);
+        self.dirty = false;
+        self.last_submit_usec = started.elapsed().as_micros() as i64;
+    }
+}
+
+fn play(inst: &mut Instance, clip: u32, now: f64, blend_time: f32, speed: f32) {
+    let elapsed = ((now - inst.start) * f64::from(inst.speed)) as f32;
+    inst.prev_clip = inst.clip;
+    inst.prev_elapsed = elapsed.max(0.0);
+    inst.blend_time = if blend_time > 0.0 { blend_time } else { 0.0 };
+    inst.clip = clip;
+    inst.start = now;
+    inst.speed = speed;
+}
+
+impl AnimatedMeshInstance {
+    fn push(&mut self, inst: Instance) -> i32 {
+        let slot = self.slots.len() as i32;
+        let id = match self.free_ids.pop() {
+            Some(id) => {
+                self.id_slots[id as usize] = slot;
+                id
+            }
+            None => {
+                self.id_slots.push(slot);
+                self.id_slots.len() as i32 - 1
+            }
+        };
+        self.slots.push(inst);
+        self.slot_ids.push(id);
+        self.dirty = true;
+        id
+    }
+
+    fn slot_of(&self, id: i32, what: &str) -> Option<usize> {
+        match self.id_slots.get(id.max(-1) as usize).copied() {
+            Some(slot) if id >= 0 && slot >= 0 => Some(slot as usize),
+            _ => {
+                godot_error!(
+                    "vat_crowd: {what}: no instance with id {id} (removed or never added)"
+                );
+                None
+            }
+        }
+    }
+
+    fn clip_ok(&mut self, clip: i32, what: &str) -> bool {
+        if !self.ensure_gpu() {
+            return false;
+        }
+        if clip < 0 || clip as u32 >= self.clip_count {
+            godot_error!(
+                "vat_crowd: {what}: clip {clip} out of range ({} clips)",
+                self.clip_count
+            );
+            return false;
+        }
+        true
+    }
+
+    fn variation_ok(&self, variation: i32, what: &str) -> bool {
+        if variation < 0 || variation as u32 >= self.variation_count {
+            godot_error!(
+                "vat_crowd: {what}: variation {variation} out of range ({} variations)",
+                self.variation_count
+            );
+            return false;
+        }
+        true
+    }
+
+    fn reset_gpu(&mut self) {
+        if let Some(gpu) = self.gpu.take() {
+            gpu.free();
+        }
+        self.gpu_error = None;
+        self.dirty = true;
+    }
+
+    fn ensure_gpu(&mut self) -> bool {
+        if self.gpu.is_some() {
+            return true;
+        }
+        let result = (|| {
+            let animation = self
+                .animation
+                .clone()
+                .ok_or_else(|| "no animation is set".to_string())?;
+            if !animation.bind().is_baked() {
+                return Err(format!("animation '{}' is not baked", animation.get_path()));
+            }
+            let mut owner = self.to_gd().upcast::<Node3D>();
+            let gpu = CrowdGpu::new(
+                &mut owner,
+                std::slice::from_ref(&animation),
+                std::slice::from_ref(&self.material_override),
+                shadow_setting(self.cast_shadow),
+            )?;
+            self.clip_count = animation.bind().get_clip_count() as u32;
+            self.variation_count = animation
+                .bind()
+                .get_variations()
+                .map_or(1, |v| v.get_layers().max(1) as u32);
+            Ok(gpu)
+        })();
+        match result {
+            Ok(gpu) => {
+                self.gpu = Some(gpu);
+                true
+            }
+            Err(e) => {
+                if self.gpu_error.as_deref() != Some(e.as_str()) {
+                    godot_error!("vat_crowd: {}: {e}", self.base().get_name());
+                    self.gpu_error = Some(e);
+                }
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! Turning the core's encoded VAT into Godot resources: the combined render mesh, the data
+//! textures and the variation Texture2DArray.
+
+use godot::classes::image::Format;
+use godot::classes::mesh::{ArrayCustomFormat, ArrayFormat, ArrayType};
+use godot::classes::{ArrayMesh, Image, ImageTexture, Texture2D, Texture2DArray};
+use godot::obj::{EngineBitfield, EngineEnum};
+use godot::prelude::*;
+use vat_core::encode::{EncodedVat, Precision};
+
+use super::collect::Character;
+use crate::convert;
+
+/// Builds the combined render mesh: every baked mesh instance's surfaces in depth-first order,
+/// materials kept, vertex order kept, each vertex carrying its VAT column in CUSTOM0 (one float).
+/// Rest positions and normals are replaced by the first baked frame so the mesh previews in the
+/// editor in the character's space; bone and blend-shape data are dropped (they are baked in).
+pub fn combined_mesh(character: &Character, vat: &EncodedVat) -> Gd<ArrayMesh> {
+    let first = vat_core::encode::decode_frame(vat, 0);
+    let first_normals = if vat.params.normals {
+        vat_core::encode::decode_frame_normals(vat, 0)
+    } else {
+        Vec::new()
+    };
+    let mut mesh = ArrayMesh::new_gd();
+    let flags = ArrayFormat::from_ord(
+        (ArrayCustomFormat::R_FLOAT.ord() as u64) << ArrayFormat::CUSTOM0_SHIFT.ord(),
+    );
+    let mut column = 0usize;
+    for source in &character.meshes {
+        for surface in &source.surfaces {
+            let n = surface.vertex_count;
+            let range = column..column + n;
+            let mut arrays = surface.arrays.duplicate_shallow();
+            arrays.set(
+                ArrayType::VERTEX.ord() as usize,
+                &convert::to_vector3s(&first[range.clone()]).to_variant(),
+            );
+            if !first_normals.is_empty() {
+                arrays.set(
+                    ArrayType::NORMAL.ord() as usize,
+                    &convert::to_vector3s(&first_normals[range.clone()]).to_variant(),
+                );
+            }
+            for dropped in [ArrayType::TANGENT, ArrayType::BONES, ArrayType::WEIGHTS] {
+                arrays.set(dropped.ord() as usize, &Variant::nil());
+            }
+            let columns: PackedFloat32Array = range.map(|c| c as f32).collect();
+            arrays.set(ArrayType::CUSTOM0.ord() as usize, &columns.to_variant());
+            column += n;
+            mesh.add_surface_from_arrays_ex(surface.primitive, &arrays)
+                .flags(flags)
+                .done();
+            let index = mesh.get_surface_count() - 1;
+            if let Some(material) = &surface.material {
+                mesh.surface_set_material(index, material);
+            }
+            if !surface.name.is_empty() {
+                mesh.surface_set_name(index, &surface.name);
+            }
+        }
+    }
+    mesh.set_custom_aabb(convert::to_aabb(&vat.bounds));
+    mesh
+}
+
+/// The position texture: RGBAH or RGBAF, laid out as `vat_core::encode::VatLayout` says.
+pub fn position_texture(vat: &EncodedVat) -> Gd<ImageTexture> {
+    let format = match vat.params.precision {
+        Precision::Half => Format::RGBAH,
+        Precision::Float => Format::RGBAF,
+    };
+    data_texture(vat.layout.width, vat.layout.height, format, &vat.positions)
+}
+
+/// The normal texture (octahedral, RGH), if normals were baked.
+pub fn normal_texture(vat: &EncodedVat) -> Option<Gd<ImageTexture>> {
+    vat.params.normals.then(|| {
+        data_texture(
+            vat.layout.width,
+            vat.layout.height,
+            Format::RGH,
+            &vat.normals,
+        )
+    })
+}
+
+/// The clip table texture: one RGBAF texel per clip (first frame, frame count, duration, looped).
+pub fn clip_texture(table: &[f32]) -> Gd<ImageTexture> {
+    let bytes: Vec<u8> = table.iter().flat_map(|f| f.to_le_bytes()).collect();
+    data_texture((table.len() / 4) as u32, 1, Format::RGBAF, &bytes)
+}
+
+/// An exact data texture: no mipmaps, no compression, bytes as given.
+pub fn data_texture(width: u32, height: u32, format: Format, bytes: &[u8]) -> Gd<ImageTexture> {
+    let data = PackedByteArray::from(bytes);
+    let image = Image::create_from_data(width as i32, height as i32, false, format, &data)
+        .expect("byte count matches the layout");
+    ImageTexture::create_from_image(&image).expect("image is valid")
+}
+
+/// Builds the variation Texture2DArray. Every texture is converted to the first one's size and
+/// to RGBA8 (with a warning when a texture had to be resized), then mipmapped, so any mix of
+/// imported textures works. Returns `Ok(None)` when there are no variations.
+pub fn variations(
+    textures: &[Option<Gd<Texture2D>>],
+    owner: &str,
+) -> Result<Option<Gd<Texture2DArray>>, String> {
+    if textures.is_empty() {
+        return Ok(None);
+    }
+    let mut images: Array<Gd<Image>> = Array::new();
+    let mut size = None;
+    for (i, texture) in textures.iter().enumerate() {
+        let texture = texture
+            .as_ref()
+            .ok_or_else(|| format!("texture_variations[{i}] of '{owner}' is empty"))?;
+        let mut image = texture
+            .get_image()
+            .ok_or_else(|| format!("texture_variations[{i}] of '{owner}' has no image data"))?;
+        if image.is_compressed() {
+            image.decompress();
+        }
+        let (w, h) = (image.get_width(), image.get_height());
+        let (tw, th) = *size.get_or_insert((w, h));
+        if (w, h) != (tw, th) {
+            godot_warn!(
+                "vat_crowd: texture_variations[{i}] of '{owner}' is {w}x{h}; resized to {tw}x{th} like the first"
+            );
+            image.resize(tw, th);
+        }
+        if image.has_mipmaps() {
+            image.clear_mipmaps();
+        }
+        image.convert(Format::RGBA8);
+        image.generate_mipmaps();
+        images.push(&image);
+    }
+    let mut array = Texture2DArray::new_gd();
+    let err = array.create_from_images(&images);
+    if err != godot::global::Error::OK {
+        return Err(format!(
+            "could not build the variation Texture2DArray of '{owner}': {err:?}"
+        ));
+    }
+    Ok(Some(array))
+}

@@ -1,0 +1,85 @@
+//! The one place where Godot math types and glam types meet.
+
+use godot::builtin::{Aabb, Basis, Transform3D, Vector2, Vector3};
+use vat_core::encode::Bounds;
+
+/// Godot vector to glam.
+pub fn vec3(v: Vector3) -> glam::Vec3 {
+    glam::Vec3::new(v.x, v.y, v.z)
+}
+
+/// glam vector to Godot.
+pub fn to_vector3(v: glam::Vec3) -> Vector3 {
+    Vector3::new(v.x, v.y, v.z)
+}
+
+/// glam 2D vector to Godot.
+#[allow(dead_code)]
+pub fn to_vector2(v: glam::Vec2) -> Vector2 {
+    Vector2::new(v.x, v.y)
+}
+
+/// Godot transform (basis columns + origin) to a glam affine transform.
+pub fn affine(t: Transform3D) -> glam::Affine3A {
+    let b: Basis = t.basis;
+    glam::Affine3A::from_cols(
+        vec3(b.col_a()).into(),
+        vec3(b.col_b()).into(),
+        vec3(b.col_c()).into(),
+        vec3(t.origin).into(),
+    )
+}
+
+/// Core bounds to a Godot AABB (an empty bounds becomes a zero-size AABB at the origin).
+pub fn to_aabb(b: &Bounds) -> Aabb {
+    if b.is_empty() {
+        return Aabb::new(Vector3::ZERO, Vector3::ZERO);
+    }
+    Aabb::new(to_vector3(b.min), to_vector3(b.max - b.min))
+}
+
+/// A Godot AABB to core bounds.
+pub fn bounds(a: Aabb) -> Bounds {
+    Bounds {
+        min: vec3(a.position),
+        max: vec3(a.position + a.size),
+    }
+}
+
+/// Copies a Godot vector array into glam vectors.
+pub fn vec3s(a: &godot::builtin::PackedVector3Array) -> Vec<glam::Vec3> {
+    a.as_slice().iter().map(|v| vec3(*v)).collect()
+}
+
+/// Copies glam vectors into a Godot vector array.
+pub fn to_vector3s(v: &[glam::Vec3]) -> godot::builtin::PackedVector3Array {
+    v.iter().map(|p| to_vector3(*p)).collect()
+}
+
+/// Extracts yaw (rotation about +Y), uniform scale and position from a Godot transform, the
+/// parts an actor record stores. Returns `None` when the transform is not finite.
+pub fn actor_pose(t: Transform3D) -> Option<(glam::Vec3, f32, f32)> {
+    let a = affine(t);
+    let pos = glam::Vec3::from(a.translation);
+    let x = glam::Vec3::from(a.matrix3.x_axis);
+    let scale = x.length();
+    let yaw = (-x.z).atan2(x.x);
+    if pos.is_finite() && scale.is_finite() && yaw.is_finite() && a.matrix3.is_finite() {
+        Some((pos, yaw, scale))
+    } else {
+        None
+    }
+}
+
+/// Views Godot vectors as glam vectors without copying (both are three packed f32).
+pub fn vec3_slice(v: &[Vector3]) -> &[glam::Vec3] {
+    const _: () = assert!(std::mem::size_of::<Vector3>() == std::mem::size_of::<glam::Vec3>());
+    const _: () = assert!(std::mem::align_of::<Vector3>() == std::mem::align_of::<glam::Vec3>());
+    // SAFETY: same size, alignment and field order (x, y, z as f32), checked above.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<glam::Vec3>(), v.len()) }
+}
+
+/// A Godot colour as RGBA floats.
+pub fn rgba(c: godot::builtin::Color) -> [f32; 4] {
+    [c.r, c.g, c.b, c.a]
+}

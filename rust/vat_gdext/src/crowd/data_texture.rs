@@ -1,0 +1,107 @@
+//! A data texture whose CPU-side bytes are reused from frame to frame.
+
+use godot::classes::image::Format;
+use godot::classes::{Image, ImageTexture};
+use godot::prelude::*;
+use vat_core::layout::DATA_TEXTURE_WIDTH;
+
+/// Bytes written in place each frame and pushed with one `ImageTexture.update()`. The texture is
+/// re-created only when capacity grows, which happens by doubling.
+pub struct DataTexture {
+    format: Format,
+    bytes_per_item: usize,
+    texels_per_item: usize,
+    bytes_per_texel: usize,
+    capacity: usize,
+    bytes: PackedByteArray,
+    image: Gd<Image>,
+    texture: Option<Gd<ImageTexture>>,
+    tiny: PackedByteArray,
+}
+
+impl DataTexture {
+    /// A texture for items of `texels_per_item` texels of `format` (`bytes_per_texel` bytes each).
+    pub fn new(
+        format: Format,
+        bytes_per_texel: usize,
+        texels_per_item: usize,
+        min_items: usize,
+    ) -> Self {
+        let mut t = Self {
+            format,
+            bytes_per_item: bytes_per_texel * texels_per_item,
+            texels_per_item,
+            bytes_per_texel,
+            capacity: 0,
+            bytes: PackedByteArray::new(),
+            image: Image::new_gd(),
+            texture: None,
+            tiny: PackedByteArray::from(vec![0u8; bytes_per_texel].as_slice()),
+        };
+        t.reserve(min_items);
+        t
+    }
+
+    /// Makes room for `items`, doubling the capacity as needed. Returns true if it grew (the
+    /// texture object will be replaced at the next upload, so materials must be re-bound).
+    pub fn reserve(&mut self, items: usize) -> bool {
+        if items <= self.capacity && self.capacity > 0 {
+            return false;
+        }
+        let items_per_row = DATA_TEXTURE_WIDTH as usize / self.texels_per_item;
+        let mut cap = self.capacity.max(items_per_row);
+        while cap < items {
+            cap *= 2;
+        }
+        self.capacity = cap;
+        self.bytes.resize(cap * self.bytes_per_item);
+        self.texture = None;
+        true
+    }
+
+    /// The bytes, to write in place (no copy: nothing else holds them between uploads).
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.bytes.as_mut_slice()
+    }
+
+    /// The bytes viewed as f32 (for RGBAF textures).
+    pub fn floats_mut(&mut self) -> &mut [f32] {
+        let bytes = self.bytes.as_mut_slice();
+        // SAFETY: every bit pattern is a valid f32; align_to_mut returns only the aligned middle.
+        let (head, floats, _) = unsafe { bytes.align_to_mut::<f32>() };
+        assert!(
+            head.is_empty(),
+            "Godot allocates packed arrays 4-byte aligned"
+        );
+        floats
+    }
+
+    /// Pushes the bytes to the GPU with one `ImageTexture.update()` (or creates the texture after
+    /// growth). Returns the texture if it is a new object.
+    pub fn upload(&mut self) -> Option<Gd<ImageTexture>> {
+        let width = DATA_TEXTURE_WIDTH as i32;
+        let texels = self.capacity * self.texels_per_item;
+        let height = texels.div_ceil(DATA_TEXTURE_WIDTH as usize) as i32;
+        debug_assert_eq!(
+            self.bytes.len(),
+            width as usize * height as usize * self.bytes_per_texel
+        );
+        self.image
+            .set_data(width, height, false, self.format, &self.bytes);
+        let created = match &mut self.texture {
+            Some(texture) => {
+                texture.update(&self.image);
+                None
+            }
+            None => {
+                let texture =
+                    ImageTexture::create_from_image(&self.image).expect("valid data image");
+                self.texture = Some(texture.clone());
+                Some(texture)
+            }
+        };
+        // Let go of the image's share of the bytes, so writing them next frame copies nothing.
+        self.image.set_data(1, 1, false, self.format, &self.tiny);
+        created
+    }
+}

@@ -1,0 +1,211 @@
+//! One crowd's GPU objects: a MultiMeshInstance3D per model over shared actor data.
+//!
+//! Texel formats (see `vat_core::crowd` for the bit layout):
+//! - actors: RGBA32F, `ACTOR_TEXELS` (2) texels = 32 bytes per actor, shared by all its models;
+//! - model instances: RGBA8, 4 bytes each (actor index in rgb, look in a), one texture per model;
+//! - looks: RGBA32F, 2 texels per distinct (tint, variation), one texture per model.
+
+use godot::classes::geometry_instance_3d::ShadowCastingSetting;
+use godot::classes::image::Format;
+use godot::classes::multi_mesh::{PhysicsInterpolationQuality, TransformFormat};
+use godot::classes::node::{InternalMode, PhysicsInterpolationMode};
+use godot::classes::{ArrayMesh, Material, MultiMesh, MultiMeshInstance3D, Node3D, ShaderMaterial};
+use godot::prelude::*;
+use vat_core::encode::Bounds;
+use vat_core::layout::{ACTOR_TEXELS, MAX_LOOKS};
+
+use super::data_texture::DataTexture;
+use super::material;
+use crate::convert;
+use crate::vertex_animation::VertexAnimation;
+
+/// GPU objects of one model (body, sword, …) of a crowd.
+pub struct ModelGpu {
+    instance: Gd<MultiMeshInstance3D>,
+    multimesh: Gd<MultiMesh>,
+    materials: Vec<Gd<ShaderMaterial>>,
+    /// Model-instance texels (actor index + look).
+    pub indices: DataTexture,
+    looks: DataTexture,
+    /// Bounds of the model over all frames.
+    pub bounds: Bounds,
+    mm_capacity: usize,
+}
+
+/// All GPU objects of a crowd.
+pub struct CrowdGpu {
+    /// Actor records, 8 f32 each.
+    pub actors: DataTexture,
+    /// One per model.
+    pub models: Vec<ModelGpu>,
+}
+
+impl CrowdGpu {
+    /// Creates the MultiMeshInstance3Ds as internal children of `owner`.
+    pub fn new(
+        owner: &mut Gd<Node3D>,
+        animations: &[Gd<VertexAnimation>],
+        override_materials: &[Option<Gd<Material>>],
+        cast_shadow: ShadowCastingSetting,
+    ) -> Result<Self, String> {
+        let mut models = Vec::new();
+        for (i, animation) in animations.iter().enumerate() {
+            let override_material = override_materials.get(i).and_then(|m| m.as_ref());
+            models.push(
+                ModelGpu::new(owner, animation, override_material, cast_shadow)
+                    .map_err(|e| format!("model {i}: {e}"))?,
+            );
+        }
+        Ok(Self {
+            actors: DataTexture::new(Format::RGBAF, 16, ACTOR_TEXELS as usize, 0),
+            models,
+        })
+    }
+
+    /// Uploads this frame's data (one `ImageTexture.update()` per data texture) and sets each
+    /// model's visible count, culling bounds and the crowd clock.
+    pub fn submit(
+        &mut self,
+        counts: &[usize],
+        bounds: &[Bounds],
+        shader_time: f32,
+        interpolate: bool,
+    ) {
+        let actors_tex = self.actors.upload();
+        for (m, model) in self.models.iter_mut().enumerate() {
+            model.submit(
+                counts[m],
+                &bounds[m],
+                actors_tex.as_ref(),
+                shader_time,
+                interpolate,
+            );
+        }
+    }
+
+    /// Updates only the crowd clock (nothing else changed this frame).
+    pub fn set_time(&mut self, shader_time: f32, interpolate: bool) {
+        for model in self.models.iter_mut() {
+            for m in model.materials.iter_mut() {
+                m.set_shader_parameter("vat_time", &shader_time.to_variant());
+                m.set_shader_parameter("vat_interpolate", &interpolate.to_variant());
+            }
+        }
+    }
+
+    /// Frees the child nodes.
+    pub fn free(self) {
+        for model in self.models {
+            let mut inst = model.instance;
+            if inst.is_instance_valid() {
+                inst.queue_free();
+            }
+        }
+    }
+}
+
+impl ModelGpu {
+    fn new(
+        owner: &mut Gd<Node3D>,
+        animation: &Gd<VertexAnimation>,
+        override_material: Option<&Gd<Material>>,
+        cast_shadow: ShadowCastingSetting,
+    ) -> Result<Self, String> {
+        if !animation.bind().is_baked() {
+            return Err(format!(
+                "VertexAnimation '{}' is not baked",
+                animation.get_path()
+            ));
+        }
+        let mut materials = material::surface_materials(animation, override_material)?;
+        for m in materials.iter_mut() {
+            material::bind_animation(m, animation);
+        }
+        // A per-crowd copy of the mesh carries this crowd's materials (they hold its data textures).
+        let source_mesh = animation.bind().get_mesh().expect("baked");
+        let mut mesh: Gd<ArrayMesh> = source_mesh.duplicate_resource();
+        for (s, m) in materials.iter().enumerate() {
+            mesh.surface_set_material(s as i32, m);
+        }
+        let mut multimesh = MultiMesh::new_gd();
+        multimesh.set_transform_format(TransformFormat::TRANSFORM_3D);
+        multimesh.set_physics_interpolation_quality(PhysicsInterpolationQuality::FAST);
+        multimesh.set_mesh(&mesh);
+        let mut instance = MultiMeshInstance3D::new_alloc();
+        instance.set_multimesh(&multimesh);
+        instance.set_cast_shadows_setting(cast_shadow);
+        instance.set_physics_interpolation_mode(PhysicsInterpolationMode::OFF);
+        owner
+            .add_child_ex(&instance)
+            .internal(InternalMode::BACK)
+            .done();
+        let bounds = convert::bounds(animation.bind().get_bounds());
+        Ok(Self {
+            instance,
+            multimesh,
+            materials,
+            indices: DataTexture::new(Format::RGBA8, 4, 1, 0),
+            looks: DataTexture::new(Format::RGBAF, 16, 2, MAX_LOOKS as usize),
+            bounds,
+            mm_capacity: 0,
+        })
+    }
+
+    /// Writes the look table (tint, variation pairs) into the looks texture bytes.
+    pub fn set_looks(&mut self, packed: &[f32]) {
+        let floats = self.looks.floats_mut();
+        let n = packed.len().min(floats.len());
+        floats[..n].copy_from_slice(&packed[..n]);
+    }
+
+    fn submit(
+        &mut self,
+        count: usize,
+        bounds: &Bounds,
+        actors: Option<&Gd<godot::classes::ImageTexture>>,
+        shader_time: f32,
+        interpolate: bool,
+    ) {
+        let indices_tex = self.indices.upload();
+        let looks_tex = self.looks.upload();
+        if count > self.mm_capacity {
+            let mut cap = self.mm_capacity.max(1024);
+            while cap < count {
+                cap *= 2;
+            }
+            self.mm_capacity = cap;
+            // Instances start with all-zero transforms; identity once per growth makes MODEL_MATRIX
+            // the node's own transform, and the shader places each instance from its actor texel.
+            self.multimesh.set_instance_count(cap as i32);
+            let identity: PackedFloat32Array = std::iter::repeat_n(
+                [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+                cap,
+            )
+            .flatten()
+            .collect();
+            self.multimesh.set_buffer(&identity);
+        }
+        let aabb = convert::to_aabb(bounds);
+        self.multimesh.set_custom_aabb(aabb);
+        self.instance.set_custom_aabb(aabb);
+        self.multimesh.set_visible_instance_count(count as i32);
+        for m in self.materials.iter_mut() {
+            if let Some(t) = actors {
+                m.set_shader_parameter("vat_actors", &t.to_variant());
+            }
+            if let Some(t) = &indices_tex {
+                m.set_shader_parameter("vat_models", &t.to_variant());
+            }
+            if let Some(t) = &looks_tex {
+                m.set_shader_parameter("vat_looks", &t.to_variant());
+            }
+            m.set_shader_parameter("vat_time", &shader_time.to_variant());
+            m.set_shader_parameter("vat_interpolate", &interpolate.to_variant());
+        }
+    }
+
+    /// Sets the shadow casting mode.
+    pub fn set_cast_shadow(&mut self, setting: ShadowCastingSetting) {
+        self.instance.set_cast_shadows_setting(setting);
+    }
+}

@@ -1,0 +1,60 @@
+//! Crowd bookkeeping shared by both crowd nodes: bounds of what was placed, look tables.
+
+use glam::Vec3;
+use vat_core::encode::Bounds;
+
+/// Running bounds of actor positions and their largest scale, for culling.
+#[derive(Clone, Copy)]
+pub struct PlacedBounds {
+    min: Vec3,
+    max: Vec3,
+    max_scale: f32,
+}
+
+impl Default for PlacedBounds {
+    fn default() -> Self {
+        Self {
+            min: Vec3::splat(f32::INFINITY),
+            max: Vec3::splat(f32::NEG_INFINITY),
+            max_scale: 0.0,
+        }
+    }
+}
+
+impl PlacedBounds {
+    /// Adds an actor at `p` with uniform `scale`.
+    pub fn add(&mut self, p: Vec3, scale: f32) {
+        self.min = self.min.min(p);
+        self.max = self.max.max(p);
+        self.max_scale = self.max_scale.max(scale);
+    }
+
+    /// Adds many actors of scale 1.
+    pub fn add_all(&mut self, points: &[Vec3]) {
+        for p in points {
+            self.min = self.min.min(*p);
+            self.max = self.max.max(*p);
+        }
+        self.max_scale = self.max_scale.max(1.0);
+    }
+
+    /// Conservative bounds of a model drawn at every placed actor, turned by any yaw.
+    pub fn for_model(&self, model: &Bounds) -> Bounds {
+        if self.min.x > self.max.x || model.is_empty() {
+            return Bounds {
+                min: Vec3::ZERO,
+                max: Vec3::ZERO,
+            };
+        }
+        let s = self.max_scale;
+        let rx = model.min.x.abs().max(model.max.x.abs());
+        let rz = model.min.z.abs().max(model.max.z.abs());
+        let r = (rx * rx + rz * rz).sqrt() * s;
+        let lo = model.min.y.min(0.0) * s;
+        let hi = model.max.y.max(0.0) * s;
+        Bounds {
+            min: self.min + Vec3::new(-r, lo, -r),
+            max: self.max + Vec3::new(r, hi, r),
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Materials that draw a baked character with the VAT shader.
+
+use godot::classes::base_material_3d::{Feature, TextureParam};
+use godot::classes::{BaseMaterial3D, Material, Shader, ShaderMaterial};
+use godot::prelude::*;
+
+use crate::vertex_animation::VertexAnimation;
+
+/// Where `cargo xtask build` puts the shipped shader inside the addon.
+pub const DEFAULT_SHADER: &str = "res://addons/vat_crowd/shaders/vat_crowd.gdshader";
+
+/// One ShaderMaterial per surface of `animation`'s mesh. With `override_material` (a
+/// ShaderMaterial whose shader includes vat_crowd.gdshaderinc) every surface gets its own copy of
+/// it; otherwise the shipped shader is used with each source material's albedo colour and
+/// texture, roughness, metallic and specular copied over.
+pub fn surface_materials(
+    animation: &Gd<VertexAnimation>,
+    override_material: Option<&Gd<Material>>,
+) -> Result<Vec<Gd<ShaderMaterial>>, String> {
+    let anim = animation.bind();
+    let mesh = anim
+        .get_mesh()
+        .ok_or_else(|| "the VertexAnimation is not baked (no mesh)".to_string())?;
+    let mut out = Vec::new();
+    for s in 0..mesh.get_surface_count() {
+        let material = match override_material {
+            Some(m) => {
+                let shader_mat = m.clone().try_cast::<ShaderMaterial>().map_err(|_| {
+                    "material_override must be a ShaderMaterial using vat_crowd.gdshaderinc"
+                        .to_string()
+                })?;
+                shader_mat.duplicate_resource()
+            }
+            None => default_material(mesh.surface_get_material(s))?,
+        };
+        out.push(material);
+    }
+    Ok(out)
+}
+
+fn default_material(source: Option<Gd<Material>>) -> Result<Gd<ShaderMaterial>, String> {
+    let shader = try_load::<Shader>(DEFAULT_SHADER).map_err(|e| {
+        format!("could not load {DEFAULT_SHADER} (is the addon installed and built?): {e}")
+    })?;
+    let mut m = ShaderMaterial::new_gd();
+    m.set_shader(&shader);
+    if let Some(base) = source.and_then(|s| s.try_cast::<BaseMaterial3D>().ok()) {
+        m.set_shader_parameter("albedo_color", &base.get_albedo().to_variant());
+        if let Some(tex) = base.get_texture(TextureParam::ALBEDO) {
+            m.set_shader_parameter("albedo_texture", &tex.to_variant());
+            m.set_shader_parameter("use_albedo_texture", &true.to_variant());
+        }
+        m.set_shader_parameter("roughness", &base.get_roughness().to_variant());
+        m.set_shader_parameter("metallic", &base.get_metallic().to_variant());
+        m.set_shader_parameter("specular", &base.get_specular().to_variant());
+        m.set_shader_parameter(
+            "use_vertex_color",
+            &base
+                .get_flag(godot::classes::base_material_3d::Flags::ALBEDO_FROM_VERTEX_COLOR)
+                .to_variant(),
+        );
+        if base.get_feature(Feature::EMISSION) {
+            let e = base.get_emission() * base.get_emission_energy_multiplier();
+            m.set_shader_parameter("emission", &e.to_variant());
+        }
+        m.set_shader_parameter("uv1_scale", &base.get_uv1_scale().to_variant());
+        m.set_shader_parameter("uv1_offset", &base.get_uv1_offset().to_variant());
+    }
+    Ok(m)
+}
+
+/// Binds the baked data of `animation` to `material`.
+pub fn bind_animation(material: &mut Gd<ShaderMaterial>, animation: &Gd<VertexAnimation>) {
+    let a = animation.bind();
+    material.set_shader_parameter("vat_positions", &a.get_position_texture().to_variant());
+    material.set_shader_parameter("vat_normals", &a.get_normal_texture().to_variant());
+    material.set_shader_parameter(
+        "vat_has_normals",
+        &a.get_normal_texture().is_some().to_variant(),
+    );
+    material.set_shader_parameter("vat_clips", &a.get_clip_texture().to_variant());
+    material.set_shader_parameter("vat_vertex_count", &a.get_vertex_count().to_variant());
+    material.set_shader_parameter("vat_offset", &a.get_encoding_offset().to_variant());
+    material.set_shader_parameter("vat_scale", &a.get_encoding_scale().to_variant());
+    if let Some(v) = a.get_variations() {
+        material.set_shader_parameter("vat_variations", &v.to_variant());
+        // Variations stand in for the albedo texture, so only textured surfaces take them (a
+        // soldier's tunic changes colour, its bare hands do not).
+        let textured = material
+            .get_shader_parameter("use_albedo_texture")
+            .try_to::<bool>()
+            .unwrap_or(false);
+        let custom = material
+            .get_shader()
+            .is_some_and(|s| s.get_path() != DEFAULT_SHADER);
+        material.set_shader_parameter("use_variations", &(textured || custom).to_variant());
+    }
+}

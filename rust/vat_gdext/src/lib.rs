@@ -1,0 +1,21 @@
+//! vat_crowd's GDExtension: thin Godot classes over `vat_core`.
+//!
+//! Each Godot class lives in its own file; every conversion between Godot and glam types lives
+//! in [`convert`]. The baking pipeline (reading a character scene and sampling its poses) is in
+//! [`bake`], the GPU side of crowds (MultiMeshes, materials, data textures) in [`crowd`].
+
+use godot::prelude::*;
+
+mod animated_actor_mesh_instance;
+mod animated_mesh_instance;
+mod bake;
+mod baker;
+mod bench;
+mod convert;
+mod crowd;
+mod vertex_animation;
+
+struct VatCrowdExtension;
+
+#[gdextension]
+unsafe impl ExtensionLibrary for VatCrowdExtension {}

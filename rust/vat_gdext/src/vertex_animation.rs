@@ -1,0 +1,656 @@
+//! `VertexAnimation`: a character to bake (source and settings) and what was baked from it.
+
+use std::time::Instant;
+
+use godot::classes::animation::LoopMode;
+use godot::classes::{
+    ArrayMesh, DirAccess, IResource, ImageTexture, PackedScene, ProjectSettings, Resource,
+    ResourceSaver, Texture2D, Texture2DArray,
+};
+use godot::global::Error;
+use godot::prelude::*;
+use vat_core::clip::{Clip, ClipSpec};
+use vat_core::encode::{Bounds, EncodedVat, EncodingParams, Precision, VatLayout};
+
+use crate::bake::{collect, output, sample, scene};
+use crate::convert;
+
+/// Floats per clip in the stored clip table: first frame, frame count, fps, duration, looped.
+const CLIP_STRIDE: usize = 5;
+/// Clips this short are Godot's clamped "zero length" (Animation's minimum is 0.001 s).
+const MIN_CLIP_LENGTH: f32 = 0.0011;
+
+/// A character baked into vertex animation textures.
+///
+/// Set `source_scene` (an imported .glb/.gltf or a .tscn with a Skeleton3D, an AnimationPlayer and
+/// MeshInstance3Ds), optionally pick `meshes` and `clips`, then press **Bake** in the inspector (or
+/// call `bake()`, or run `addons/vat_crowd/bake.gd`). The baked mesh, textures and clip table are
+/// stored inside this resource; save it as a binary `.res`.
+#[derive(GodotClass)]
+#[class(tool, init, base = Resource)]
+pub struct VertexAnimation {
+    /// The character scene to bake from.
+    #[export]
+    #[export_group(name = "Source")]
+    source_scene: Option<Gd<PackedScene>>,
+    /// Path of the AnimationPlayer inside `source_scene`; empty means the first one found.
+    #[export]
+    animation_player: NodePath,
+    /// MeshInstance3D paths inside `source_scene` to bake (e.g. only the sword, to bake it as its own
+    /// model from the same skeleton and clips); empty means every visible MeshInstance3D.
+    #[export]
+    meshes: Array<NodePath>,
+    /// Clip names to bake, in this order; empty means every animation except RESET.
+    #[export]
+    clips: PackedStringArray,
+    /// Frames per second at which clips are sampled.
+    #[export(range = (1.0, 240.0, or_greater))]
+    #[init(val = 30.0)]
+    fps: f64,
+    /// Per-clip sampling rate overrides: `{ "clip name": fps }`.
+    #[export]
+    clip_fps: VarDictionary,
+    /// Position precision: Half (8 bytes per vertex-frame, positions relative to the bounds, error at
+    /// most 2^-12 of the extent per axis) or Float (16 bytes, exact).
+    #[export(enum = (Half = 0, Float = 1))]
+    precision: i32,
+    /// Also bake normals (octahedral, 4 bytes per vertex-frame) so lighting follows the animation.
+    #[export]
+    #[init(val = true)]
+    bake_normals: bool,
+    /// Textures selectable per instance (e.g. team colours). Packed into one Texture2DArray with
+    /// mipmaps; each is converted to the first one's size and to RGBA8.
+    #[export]
+    texture_variations: Array<Option<Gd<Texture2D>>>,
+    /// Bakes `source_scene` now and saves this resource if it has a file.
+    #[export_tool_button(fn = Self::bake_from_inspector, name = "Bake", icon = "Bake")]
+    bake_button: PhantomVar<Callable>,
+
+    /// Baked: the combined render mesh (all baked MeshInstance3Ds, surfaces and materials kept;
+    /// each vertex's VAT column in CUSTOM0).
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    mesh: Option<Gd<ArrayMesh>>,
+    /// Baked: vertex positions of every frame (RGBAH or RGBAF, linear layout).
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    position_texture: Option<Gd<ImageTexture>>,
+    /// Baked: octahedral normals of every frame (RGH), same layout as `position_texture`.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    normal_texture: Option<Gd<ImageTexture>>,
+    /// Baked: the clip table for the shader, one RGBAF texel per clip.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    clip_texture: Option<Gd<ImageTexture>>,
+    /// Baked: `texture_variations` as one Texture2DArray.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    variations: Option<Gd<Texture2DArray>>,
+    /// Baked: vertices in the combined mesh.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    vertex_count: i32,
+    /// Baked: frames over all clips.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    frame_count: i32,
+    /// Baked: bounds of every vertex over every frame, in the character root's space.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    bounds: Aabb,
+    /// Baked: clip names, in table order.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    clip_names: PackedStringArray,
+    /// Baked: per clip first frame, frame count, fps, duration (s), looped (1/0).
+    #[var(pub, usage_flags = [STORAGE, READ_ONLY])]
+    clip_table: PackedFloat32Array,
+    /// Baked: per clip bounds as min xyz, max xyz.
+    #[var(pub, usage_flags = [STORAGE, READ_ONLY])]
+    clip_bounds_table: PackedFloat32Array,
+    /// Baked: decoded position = encoding_offset + stored * encoding_scale.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    encoding_offset: Vector3,
+    /// Baked: see `encoding_offset`.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    #[init(val = Vector3::ONE)]
+    encoding_scale: Vector3,
+    /// Baked: precision the textures were written with (0 half, 1 float).
+    #[var(pub, usage_flags = [STORAGE, READ_ONLY])]
+    baked_precision: i32,
+
+    cache: Option<EncodedVat>,
+    stats: VarDictionary,
+    base: Base<Resource>,
+}
+
+#[godot_api]
+impl IResource for VertexAnimation {}
+
+#[godot_api]
+impl VertexAnimation {
+    /// Emitted after each clip is sampled during a bake.
+    #[signal]
+    fn bake_progress(done: i32, total: i32);
+
+    /// Bakes `source_scene` into this resource. Needs a running SceneTree (editor, game, or
+    /// `bake.gd`). On failure prints one error saying what and where, and keeps the previous bake.
+    #[func]
+    pub fn bake(&mut self) -> Error {
+        match self.bake_impl() {
+            Ok(summary) => {
+                godot_print!("vat_crowd: {summary}");
+                Error::OK
+            }
+            Err(message) => {
+                godot_error!("vat_crowd: bake failed: {message}");
+                Error::FAILED
+            }
+        }
+    }
+
+    /// The last bake's summary and timings: vertices, frames, clips, texture sizes, bytes,
+    /// sample_ms (Godot posing), skin_ms (vat_core skinning), encode_ms, build_ms, total_ms.
+    #[func]
+    pub fn get_bake_stats(&self) -> VarDictionary {
+        self.stats.clone()
+    }
+
+    /// Whether this resource holds baked data.
+    #[func]
+    pub fn is_baked(&self) -> bool {
+        self.position_texture.is_some() && self.mesh.is_some() && self.frame_count > 0
+    }
+
+    /// Number of baked clips.
+    #[func]
+    pub fn get_clip_count(&self) -> i32 {
+        self.clip_names.len() as i32
+    }
+
+    /// Index of the clip called `name`, or -1 if there is none.
+    #[func]
+    pub fn find_clip(&self, name: GString) -> i32 {
+        self.clip_names
+            .as_slice()
+            .iter()
+            .position(|n| *n == name)
+            .map_or(-1, |i| i as i32)
+    }
+
+    /// Number of baked frames of `clip` (0 and an error if out of range).
+    #[func]
+    pub fn get_clip_frame_count(&self, clip: i32) -> i32 {
+        self.clip_checked(clip).map_or(0, |c| c.frame_count as i32)
+    }
+
+    /// First frame of `clip` in the textures.
+    #[func]
+    pub fn get_clip_first_frame(&self, clip: i32) -> i32 {
+        self.clip_checked(clip).map_or(0, |c| c.first_frame as i32)
+    }
+
+    /// Duration of `clip` in seconds.
+    #[func]
+    pub fn get_clip_duration(&self, clip: i32) -> f64 {
+        self.clip_checked(clip)
+            .map_or(0.0, |c| f64::from(c.duration))
+    }
+
+    /// Effective sampling rate of `clip` (frames land exactly on the clip's start and end).
+    #[func]
+    pub fn get_clip_frame_rate(&self, clip: i32) -> f64 {
+        self.clip_checked(clip).map_or(0.0, |c| f64::from(c.fps))
+    }
+
+    /// Whether `clip` loops (from the source Animation's loop mode).
+    #[func]
+    pub fn is_clip_looped(&self, clip: i32) -> bool {
+        self.clip_checked(clip).is_some_and(|c| c.looped)
+    }
+
+    /// The animation time (seconds) at which `frame` of `clip` was sampled.
+    #[func]
+    pub fn get_frame_time(&self, clip: i32, frame: i32) -> f64 {
+        match self.clip_checked(clip) {
+            Some(c) if frame >= 0 && (frame as u32) < c.frame_count => {
+                f64::from(c.frame_time(frame as u32))
+            }
+            Some(c) => {
+                godot_error!(
+                    "vat_crowd: frame {frame} out of range for clip '{}' ({} frames)",
+                    c.name,
+                    c.frame_count
+                );
+                0.0
+            }
+            None => 0.0,
+        }
+    }
+
+    /// Bounds of `clip` over its frames.
+    #[func]
+    pub fn get_clip_bounds(&self, clip: i32) -> Aabb {
+        if self.clip_checked(clip).is_none() {
+            return Aabb::default();
+        }
+        let b = &self.clip_bounds_table.as_slice()[clip as usize * 6..clip as usize * 6 + 6];
+        Aabb::new(
+            Vector3::new(b[0], b[1], b[2]),
+            Vector3::new(b[3] - b[0], b[4] - b[1], b[5] - b[2]),
+        )
+    }
+
+    /// Positions of every vertex of the combined mesh at `frame` of `clip`, in the character root's
+    /// space, decoded from the textures exactly as the shader reads them.
+    #[func]
+    pub fn decode_frame(&mut self, clip: i32, frame: i32) -> PackedVector3Array {
+        self.decode(clip, frame, false)
+    }
+
+    /// Normals of every vertex at `frame` of `clip`, decoded like the shader does (empty if normals
+    /// were not baked).
+    #[func]
+    pub fn decode_frame_normals(&mut self, clip: i32, frame: i32) -> PackedVector3Array {
+        self.decode(clip, frame, true)
+    }
+
+    /// Saves this resource to `path` atomically: it is written to a temporary file beside it and
+    /// renamed over the old one, so a failed save leaves the old file untouched.
+    #[func]
+    pub fn save_to(&mut self, path: GString) -> Error {
+        // The saver reads this resource's properties back through Godot: hold the base guard so
+        // those re-entrant calls are allowed while `self` is borrowed.
+        let mut base = self.base_mut();
+        match save_atomic(&base, &path.to_string()) {
+            Ok(()) => {
+                base.take_over_path(&path);
+                Error::OK
+            }
+            Err((err, message)) => {
+                godot_error!("vat_crowd: {message}");
+                err
+            }
+        }
+    }
+}
+
+impl VertexAnimation {
+    /// Whether a source scene is set.
+    pub fn has_source_scene(&self) -> bool {
+        self.source_scene.is_some()
+    }
+
+    fn bake_from_inspector(&mut self) {
+        if self.bake() != Error::OK {
+            return;
+        }
+        let path = self.base().get_path().to_string();
+        if !path.is_empty() && !path.contains("::") {
+            self.save_to(GString::from(path.as_str()));
+        }
+    }
+
+    fn name_for_messages(&self) -> String {
+        let path = self.base().get_path().to_string();
+        if path.is_empty() {
+            "VertexAnimation (unsaved)".into()
+        } else {
+            path
+        }
+    }
+
+    fn clips_vec(&self) -> Vec<Clip> {
+        let t = self.clip_table.as_slice();
+        self.clip_names
+            .as_slice()
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| t.len() >= (i + 1) * CLIP_STRIDE)
+            .map(|(i, name)| {
+                let r = &t[i * CLIP_STRIDE..(i + 1) * CLIP_STRIDE];
+                Clip {
+                    name: name.to_string(),
+                    first_frame: r[0] as u32,
+                    frame_count: r[1] as u32,
+                    fps: r[2],
+                    duration: r[3],
+                    looped: r[4] > 0.5,
+                }
+            })
+            .collect()
+    }
+
+    /// The baked clips as the core sees them.
+    pub fn clips(&self) -> Vec<Clip> {
+        self.clips_vec()
+    }
+
+    fn clip_checked(&self, clip: i32) -> Option<Clip> {
+        let clips = self.clips_vec();
+        if clip < 0 || clip as usize >= clips.len() {
+            godot_error!(
+                "vat_crowd: clip index {clip} out of range: '{}' has {} clips",
+                self.name_for_messages(),
+                clips.len()
+            );
+            return None;
+        }
+        Some(clips[clip as usize].clone())
+    }
+
+    fn decode(&mut self, clip: i32, frame: i32, normals: bool) -> PackedVector3Array {
+        let Some(c) = self.clip_checked(clip) else {
+            return PackedVector3Array::new();
+        };
+        if frame < 0 || frame as u32 >= c.frame_count {
+            godot_error!(
+                "vat_crowd: frame {frame} out of range for clip '{}' ({} frames)",
+                c.name,
+                c.frame_count
+            );
+            return PackedVector3Array::new();
+        }
+        let Some(vat) = self.encoded() else {
+            godot_error!("vat_crowd: '{}' is not baked", self.name_for_messages());
+            return PackedVector3Array::new();
+        };
+        let f = c.first_frame + frame as u32;
+        if normals {
+            if !vat.params.normals {
+                return PackedVector3Array::new();
+            }
+            convert::to_vector3s(&vat_core::encode::decode_frame_normals(vat, f))
+        } else {
+            convert::to_vector3s(&vat_core::encode::decode_frame(vat, f))
+        }
+    }
+
+    /// The encoded VAT rebuilt from the stored textures (cached).
+    fn encoded(&mut self) -> Option<&EncodedVat> {
+        if self.cache.is_none() {
+            let positions = self
+                .position_texture
+                .as_ref()?
+                .get_image()?
+                .get_data()
+                .to_vec();
+            let normals = match &self.normal_texture {
+                Some(t) => t.get_image()?.get_data().to_vec(),
+                None => Vec::new(),
+            };
+            let layout = VatLayout::new(self.vertex_count as u32, self.frame_count as u32).ok()?;
+            let params = EncodingParams {
+                precision: if self.baked_precision == 1 {
+                    Precision::Float
+                } else {
+                    Precision::Half
+                },
+                offset: convert::vec3(self.encoding_offset),
+                scale: convert::vec3(self.encoding_scale),
+                normals: !normals.is_empty(),
+            };
+            if positions.len()
+                < layout.texel_count()
+                    * vat_core::encode::bytes_per_vertex_frame(params.precision, false)
+            {
+                godot_error!(
+                    "vat_crowd: '{}' has a position texture of the wrong size (corrupt resource?)",
+                    self.name_for_messages()
+                );
+                return None;
+            }
+            self.cache = Some(EncodedVat {
+                layout,
+                params,
+                positions,
+                normals,
+                bounds: convert::bounds(self.bounds),
+                clip_bounds: Vec::new(),
+            });
+        }
+        self.cache.as_ref()
+    }
+
+    fn bake_impl(&mut self) -> Result<String, String> {
+        let t_start = Instant::now();
+        let scene = self.source_scene.clone().ok_or_else(|| {
+            format!(
+                "'{}' has no source_scene to bake from",
+                self.name_for_messages()
+            )
+        })?;
+        let scene_name = {
+            let p = scene.get_path().to_string();
+            if p.is_empty() {
+                "<unsaved scene>".to_string()
+            } else {
+                p
+            }
+        };
+        let instance = scene::Instance::new(&scene, &scene_name)?;
+        let player = instance.animation_player(&self.animation_player, &scene_name)?;
+        let summary = self.bake_from_root(&instance.root, player, &scene_name, t_start);
+        drop(instance);
+        summary
+    }
+
+    /// Bakes the character under `root` (already in the scene tree), animated by `player`.
+    pub fn bake_from_root(
+        &mut self,
+        root: &Gd<godot::classes::Node>,
+        mut player: Gd<godot::classes::AnimationPlayer>,
+        scene_name: &str,
+        t_start: Instant,
+    ) -> Result<String, String> {
+        let subset: Vec<NodePath> = self.meshes.iter_shared().collect();
+        let mut character = collect::collect(root, &subset, scene_name)?;
+        let sources: Vec<_> = character.meshes.iter().map(|m| m.source.clone()).collect();
+        vat_core::skin::validate(&sources).map_err(|e| format!("{e} (in '{scene_name}')"))?;
+
+        let specs = self.clip_specs(&player, scene_name)?;
+        let clips =
+            vat_core::clip::plan_clips(&specs).map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        let total_frames = vat_core::clip::total_frames(&clips);
+        // Refuse an oversized character before spending time sampling it.
+        VatLayout::new(character.vertex_count() as u32, total_frames)
+            .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+
+        let mut frames = Vec::with_capacity(total_frames as usize);
+        for (i, clip) in clips.iter().enumerate() {
+            frames.extend(sample::sample_clip(&mut character, root, &mut player, clip));
+            self.signals()
+                .bake_progress()
+                .emit(i as i32 + 1, clips.len() as i32);
+        }
+        let t_sampled = Instant::now();
+
+        let labels = frame_labels(&clips);
+        let skinned = vat_core::skin::skin_frames(&sources, &frames, &|f| labels[f].clone())
+            .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        let t_skinned = Instant::now();
+        let precision = if self.precision == 1 {
+            Precision::Float
+        } else {
+            Precision::Half
+        };
+        let vat = vat_core::encode::encode(&skinned, &clips, precision, self.bake_normals)
+            .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        let t_encoded = Instant::now();
+
+        let textures: Vec<_> = self.texture_variations.iter_shared().collect();
+        let variations = output::variations(&textures, &self.name_for_messages())?;
+        self.mesh = Some(output::combined_mesh(&character, &vat));
+        self.position_texture = Some(output::position_texture(&vat));
+        self.normal_texture = output::normal_texture(&vat);
+        self.clip_texture = Some(output::clip_texture(&vat_core::clip::pack_clip_table(
+            &clips,
+        )));
+        self.variations = variations;
+        self.store_tables(&clips, &vat);
+        let t_built = Instant::now();
+
+        let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
+        let bytes = vat.positions.len() + vat.normals.len();
+        let summary = format!(
+            "baked '{scene_name}': {} vertices, {} frames, {} clips, textures {}x{}, {} bytes, {:.1} ms (sampling {:.1}, skinning {:.1}, encoding {:.1})",
+            vat.layout.vertex_count,
+            vat.layout.frame_count,
+            clips.len(),
+            vat.layout.width,
+            vat.layout.height,
+            bytes,
+            ms(t_start, t_built),
+            ms(t_start, t_sampled),
+            ms(t_sampled, t_skinned),
+            ms(t_skinned, t_encoded),
+        );
+        let mut stats = VarDictionary::new();
+        stats.set("vertices", vat.layout.vertex_count as i64);
+        stats.set("frames", vat.layout.frame_count as i64);
+        stats.set("clips", clips.len() as i64);
+        stats.set("texture_width", vat.layout.width as i64);
+        stats.set("texture_height", vat.layout.height as i64);
+        stats.set("bytes", bytes as i64);
+        stats.set("sample_ms", ms(t_start, t_sampled));
+        stats.set("skin_ms", ms(t_sampled, t_skinned));
+        stats.set("encode_ms", ms(t_skinned, t_encoded));
+        stats.set("build_ms", ms(t_encoded, t_built));
+        stats.set("total_ms", ms(t_start, t_built));
+        stats.set("summary", summary.as_str());
+        self.stats = stats;
+        self.cache = Some(vat);
+        self.base_mut().emit_changed();
+        Ok(summary)
+    }
+
+    fn clip_specs(
+        &self,
+        player: &Gd<godot::classes::AnimationPlayer>,
+        scene_name: &str,
+    ) -> Result<Vec<ClipSpec>, String> {
+        let available: Vec<String> = player
+            .get_animation_list()
+            .as_slice()
+            .iter()
+            .map(|s| s.to_string())
+            .filter(|s| s != "RESET" && !s.ends_with("/RESET"))
+            .collect();
+        let names: Vec<String> = if self.clips.is_empty() {
+            available.clone()
+        } else {
+            self.clips
+                .as_slice()
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        };
+        if names.is_empty() {
+            return Err(format!(
+                "the AnimationPlayer in '{scene_name}' has no animations: there is nothing to bake"
+            ));
+        }
+        names
+            .iter()
+            .map(|name| {
+                if !available.contains(name) {
+                    return Err(format!(
+                        "clip '{name}' is not an animation of '{scene_name}' (it has: {})",
+                        available.join(", ")
+                    ));
+                }
+                let anim = player.get_animation(name.as_str()).ok_or_else(|| {
+                    format!("clip '{name}' of '{scene_name}' could not be loaded")
+                })?;
+                let fps = self
+                    .clip_fps
+                    .get(name.as_str())
+                    .and_then(|v| v.try_to::<f64>().ok())
+                    .unwrap_or(self.fps);
+                // Godot clamps Animation.length to 0.001 s, so that is what "zero length" looks like.
+                if anim.get_length() <= MIN_CLIP_LENGTH {
+                    return Err(format!(
+                        "clip '{name}' of '{scene_name}' has zero length ({} s): there is no motion to bake",
+                        anim.get_length()
+                    ));
+                }
+                Ok(ClipSpec {
+                    name: name.clone(),
+                    duration: anim.get_length(),
+                    fps: fps as f32,
+                    looped: anim.get_loop_mode() != LoopMode::NONE,
+                })
+            })
+            .collect()
+    }
+
+    fn store_tables(&mut self, clips: &[Clip], vat: &EncodedVat) {
+        self.vertex_count = vat.layout.vertex_count as i32;
+        self.frame_count = vat.layout.frame_count as i32;
+        self.bounds = convert::to_aabb(&vat.bounds);
+        self.clip_names = clips
+            .iter()
+            .map(|c| GString::from(c.name.as_str()))
+            .collect();
+        self.clip_table = clips
+            .iter()
+            .flat_map(|c| {
+                [
+                    c.first_frame as f32,
+                    c.frame_count as f32,
+                    c.fps,
+                    c.duration,
+                    f32::from(u8::from(c.looped)),
+                ]
+            })
+            .collect();
+        self.clip_bounds_table = vat
+            .clip_bounds
+            .iter()
+            .flat_map(|b: &Bounds| [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z])
+            .collect();
+        self.encoding_offset = convert::to_vector3(vat.params.offset);
+        self.encoding_scale = convert::to_vector3(vat.params.scale);
+        self.baked_precision = match vat.params.precision {
+            Precision::Half => 0,
+            Precision::Float => 1,
+        };
+    }
+}
+
+/// "clip 'walk' frame 3" for every global frame index, for error messages.
+fn frame_labels(clips: &[Clip]) -> Vec<String> {
+    clips
+        .iter()
+        .flat_map(|c| (0..c.frame_count).map(move |k| format!("clip '{}' frame {k}", c.name)))
+        .collect()
+}
+
+/// Writes `resource` to a temporary file beside `path`, then renames it over `path`.
+pub fn save_atomic(resource: &Gd<Resource>, path: &str) -> Result<(), (Error, String)> {
+    let (stem, ext) = match path.rsplit_once('.') {
+        Some((s, e)) if !e.contains('/') => (s, e),
+        _ => {
+            return Err((
+                Error::ERR_FILE_BAD_PATH,
+                format!("'{path}' has no file extension (use .res)"),
+            ))
+        }
+    };
+    let tmp = format!("{stem}.tmp.{ext}");
+    let err = ResourceSaver::singleton()
+        .save_ex(resource)
+        .path(tmp.as_str())
+        .done();
+    let settings = ProjectSettings::singleton();
+    let abs_tmp = settings.globalize_path(tmp.as_str());
+    if err != Error::OK {
+        let _ = DirAccess::remove_absolute(&abs_tmp);
+        return Err((
+            err,
+            format!("could not write '{tmp}' ({err:?}); '{path}' was left untouched"),
+        ));
+    }
+    let abs = settings.globalize_path(path);
+    let err = DirAccess::rename_absolute(&abs_tmp, &abs);
+    if err != Error::OK {
+        let _ = DirAccess::remove_absolute(&abs_tmp);
+        return Err((
+            err,
+            format!("could not move '{tmp}' over '{path}' ({err:?}); '{path}' was left untouched"),
+        ));
+    }
+    Ok(())
+}
