@@ -59,6 +59,12 @@ fn default_material(source: Option<Gd<Material>>) -> Result<Gd<ShaderMaterial>, 
                 .get_flag(godot::classes::base_material_3d::Flags::ALBEDO_FROM_VERTEX_COLOR)
                 .to_variant(),
         );
+        m.set_shader_parameter(
+            "vertex_color_is_srgb",
+            &base
+                .get_flag(godot::classes::base_material_3d::Flags::SRGB_VERTEX_COLOR)
+                .to_variant(),
+        );
         if base.get_feature(Feature::EMISSION) {
             let e = base.get_emission() * base.get_emission_energy_multiplier();
             m.set_shader_parameter("emission", &e.to_variant());
