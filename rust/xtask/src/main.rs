@@ -1,0 +1,216 @@
+//! `cargo xtask ...`: provisioning Godot, building and assembling the addon, tests, benchmarks
+//! and the demo. Run `cargo xtask help` for the commands.
+
+mod apt;
+mod bake;
+mod bench;
+mod build;
+mod demo;
+mod godot;
+mod process;
+mod provision;
+mod test;
+mod test_godot;
+mod util;
+mod xvfb;
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::godot::Session;
+use crate::test::Tier;
+use crate::util::Result;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+  build [--release]            build the extension into addons/vat_crowd/bin/ and assemble the addon
+  test [--tier T]... [--filter S]
+                               fmt + clippy, cargo test, Godot unit tests (headless), render tests
+                               (T: lint, rust, unit, render; default all; S narrows the Godot tests)
+  demo [--frames N] [-- ARGS]  run the demo: in a window with a DISPLAY, else offscreen, writing
+                               target/demo/demo.png; ARGS go to the demo (e.g. --actors 1000)
+  bench bake|update [--quick]  run a benchmark under the renderer and print a table
+  bake FILE.glb [OUT.res]      bake a scene file into a VertexAnimation resource
+  godot [--render] [--timeout S] -- ARGS...
+                               run the provisioned Godot (--render: private Xvfb + lavapipe)
+  provision [--render]         provision Godot (and the rendering libraries) and say where it is
+
+environment: GODOT (use this Godot), VAT_CROWD_CACHE (provisioned software), CI=true (render tests
+must run), VAT_CROWD_TIER_TIMEOUT (seconds per Godot test tier, default 600)
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match dispatch(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn dispatch(args: &[String]) -> Result<ExitCode> {
+    let Some((command, rest)) = args.split_first() else {
+        print!("{USAGE}");
+        return Ok(ExitCode::FAILURE);
+    };
+    match command.as_str() {
+        "build" => {
+            let release = flags(rest, &["--release"])?.contains(&"--release");
+            let session = Session::plain()?;
+            build::build(release, Some(&session))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        "test" => cmd_test(rest),
+        "demo" => cmd_demo(rest),
+        "bench" => match rest {
+            [which, opts @ ..] => {
+                let quick = flags(opts, &["--quick"])?.contains(&"--quick");
+                bench::bench(which, quick)
+            }
+            [] => Err("bench: say which: `bench bake` or `bench update`".into()),
+        },
+        "bake" => match rest {
+            [file] => bake::bake(Path::new(file), None),
+            [file, out] => bake::bake(Path::new(file), Some(Path::new(out))),
+            _ => Err("usage: cargo xtask bake FILE.glb [OUT.res]".into()),
+        },
+        "godot" => cmd_godot(rest),
+        "provision" => cmd_provision(rest),
+        "help" | "--help" | "-h" => {
+            print!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        other => Err(format!("unknown command {other:?}\n{USAGE}").into()),
+    }
+}
+
+/// Checks that `args` only holds flags from `known` and returns them.
+fn flags<'a>(args: &'a [String], known: &[&str]) -> Result<Vec<&'a str>> {
+    args.iter()
+        .map(|a| {
+            if known.contains(&a.as_str()) {
+                Ok(a.as_str())
+            } else {
+                Err(format!("unknown option {a:?} (expected one of {known:?})").into())
+            }
+        })
+        .collect()
+}
+
+/// Splits `args` at the first `--` into (options, pass-through).
+fn split_passthrough(args: &[String]) -> (&[String], &[String]) {
+    match args.iter().position(|a| a == "--") {
+        Some(i) => (&args[..i], &args[i + 1..]),
+        None => (args, &[]),
+    }
+}
+
+/// The value after option `name`.
+fn value<'a>(it: &mut impl Iterator<Item = &'a String>, name: &str) -> Result<&'a String> {
+    it.next()
+        .ok_or_else(|| format!("{name} needs a value").into())
+}
+
+fn cmd_test(args: &[String]) -> Result<ExitCode> {
+    let mut tiers = Vec::new();
+    let mut filter = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--tier" => {
+                let v = value(&mut it, "--tier")?;
+                tiers.push(Tier::parse(v).ok_or_else(|| format!("unknown tier {v:?}"))?);
+            }
+            "--filter" => filter = Some(value(&mut it, "--filter")?.as_str()),
+            other => return Err(format!("test: unknown option {other:?}").into()),
+        }
+    }
+    if tiers.is_empty() {
+        tiers = Tier::ALL.to_vec();
+    }
+    test::test(&tiers, filter)
+}
+
+fn cmd_demo(args: &[String]) -> Result<ExitCode> {
+    let (opts, pass) = split_passthrough(args);
+    let mut frames = None;
+    let mut it = opts.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--frames" => {
+                let v = value(&mut it, "--frames")?;
+                frames = Some(
+                    v.parse()
+                        .map_err(|_| format!("--frames: not a number: {v}"))?,
+                );
+            }
+            other => {
+                return Err(
+                    format!("demo: unknown option {other:?} (demo arguments go after --)").into(),
+                )
+            }
+        }
+    }
+    demo::demo(frames, pass)
+}
+
+fn cmd_godot(args: &[String]) -> Result<ExitCode> {
+    let (opts, pass) = split_passthrough(args);
+    let mut render = false;
+    let mut timeout = 3600;
+    let mut it = opts.iter();
+    while let Some(o) = it.next() {
+        match o.as_str() {
+            "--render" => render = true,
+            "--timeout" => {
+                let v = value(&mut it, "--timeout")?;
+                timeout = v
+                    .parse()
+                    .map_err(|_| format!("--timeout: not seconds: {v}"))?;
+            }
+            other => {
+                return Err(
+                    format!("godot: unknown option {other:?} (Godot's own go after --)").into(),
+                )
+            }
+        }
+    }
+    let session = if render {
+        Session::render()?
+    } else {
+        Session::plain()?
+    };
+    let out = session.run(pass, Duration::from_secs(timeout))?;
+    Ok(match out.status.and_then(|s| s.code()) {
+        Some(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        None => {
+            eprintln!("xtask: Godot {}", out.status_text());
+            ExitCode::FAILURE
+        }
+    })
+}
+
+fn cmd_provision(args: &[String]) -> Result<ExitCode> {
+    let render = flags(args, &["--render"])?.contains(&"--render");
+    let session = if render {
+        Session::render()?
+    } else {
+        Session::plain()?
+    };
+    println!(
+        "godot: {} ({})",
+        session.godot.exe.display(),
+        session.godot.version
+    );
+    if render {
+        println!(
+            "render env (DISPLAY: a private Xvfb per run): {}",
+            session.env_words()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
