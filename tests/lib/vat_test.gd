@@ -1,0 +1,183 @@
+## Base of every test script under tests/unit and tests/render (run by tests/runner.gd).
+##
+## A test script `extends VatTest` and defines `func test_*()` methods (coroutines allowed);
+## optional `before_all()` / `after_all()` run once around them. Each test gets a fresh `root`
+## (a Node3D under the scene tree, freed after the test). A test fails when any check fails or
+## `fail()` is called; `skip()` marks it skipped. Render helpers (`capture`, `image_diff`) need
+## the real renderer: those tests live in tests/render and run under `--render`.
+class_name VatTest
+extends RefCounted
+
+## The runner's SceneTree.
+var tree: SceneTree
+## A fresh container under `tree.root` for the current test; freed after it.
+var root: Node3D
+
+var _failures: PackedStringArray = []
+var _skip_reason := ""
+
+
+## Passes when `cond` is true; otherwise records `msg` as a failure. Returns `cond`.
+func check(cond: bool, msg: String) -> bool:
+	if not cond:
+		fail(msg)
+	return cond
+
+
+## Passes when `a` equals `b` (numbers compare by value, other types must match exactly).
+func check_eq(a: Variant, b: Variant, msg: String) -> bool:
+	var same := _equal(a, b)
+	if not same:
+		fail("%s: got %s, expected %s" % [msg, _show(a), _show(b)])
+	return same
+
+
+## Passes when |a - b| <= tol.
+func check_near(a: float, b: float, tol: float, msg: String) -> bool:
+	var ok := absf(a - b) <= tol
+	if not ok:
+		fail("%s: got %s, expected %s +- %s" % [msg, a, b, tol])
+	return ok
+
+
+## Passes when every channel of `a` is within `tol` (0..1) of `b`'s.
+func check_color(a: Color, b: Color, tol: float, msg: String) -> bool:
+	var ok := absf(a.r - b.r) <= tol and absf(a.g - b.g) <= tol and absf(a.b - b.b) <= tol \
+		and absf(a.a - b.a) <= tol
+	if not ok:
+		fail("%s: got %s, expected %s +- %s" % [msg, a, b, tol])
+	return ok
+
+
+## Records a failure; the test goes on (so that later checks still report).
+func fail(msg: String) -> void:
+	_failures.append(msg)
+
+
+## Marks the test skipped (unless it also failed). Return right after calling it.
+func skip(reason: String) -> void:
+	_skip_reason = reason
+
+
+## Waits `n` process frames.
+func frames(n: int) -> void:
+	for i in n:
+		await tree.process_frame
+
+
+## Waits until the frame drawn after now is complete and returns the root viewport's image.
+func capture() -> Image:
+	await RenderingServer.frame_post_draw
+	await RenderingServer.frame_post_draw
+	return tree.root.get_texture().get_image()
+
+
+## Saves `img` as `name` (".png" added if missing) into $VAT_TEST_OUT, else target/test_out;
+## returns the absolute path ("" on failure).
+func save_png(img: Image, name: String) -> String:
+	var dir := OS.get_environment("VAT_TEST_OUT")
+	if dir.is_empty():
+		dir = ProjectSettings.globalize_path("res://").path_join("../target/test_out").simplify_path()
+	DirAccess.make_dir_recursive_absolute(dir)
+	var file := name if name.ends_with(".png") else name + ".png"
+	var path := dir.path_join(file.validate_filename())
+	var err := img.save_png(path)
+	if err != OK:
+		fail("cannot save %s: %s" % [path, error_string(err)])
+		return ""
+	return path
+
+
+## Compares two images of the same size on RGB (0-255 scale): mean absolute channel difference,
+## fraction of pixels where some channel differs by more than 32, and the largest difference.
+## Different sizes give the worst figures and "size_mismatch": true.
+func image_diff(a: Image, b: Image) -> Dictionary:
+	if a == null or b == null or a.get_size() != b.get_size():
+		return {"mean_abs": 255.0, "frac_over_32": 1.0, "max": 255, "size_mismatch": true}
+	var da := _rgb8(a)
+	var db := _rgb8(b)
+	var total := 0
+	var over := 0
+	var largest := 0
+	var i := 0
+	var n := da.size()
+	while i < n:
+		var dr := absi(da[i] - db[i])
+		var dg := absi(da[i + 1] - db[i + 1])
+		var dbl := absi(da[i + 2] - db[i + 2])
+		var m := maxi(dr, maxi(dg, dbl))
+		total += dr + dg + dbl
+		if m > 32:
+			over += 1
+		if m > largest:
+			largest = m
+		i += 3
+	var pixels := n / 3
+	return {
+		"mean_abs": float(total) / float(maxi(n, 1)),
+		"frac_over_32": float(over) / float(maxi(pixels, 1)),
+		"max": largest,
+		"size_mismatch": false,
+	}
+
+
+## "res://assets_local/NAME" when the shared asset was copied there by `cargo xtask test`, else "".
+func asset_path(name: String) -> String:
+	var path := "res://assets_local/".path_join(name)
+	return path if FileAccess.file_exists(path) else ""
+
+
+## The asset's path; when it is missing, skips the test (fails it when CI=true) and returns "".
+func require_asset(name: String) -> String:
+	var path := asset_path(name)
+	if path.is_empty():
+		var why := "asset %s is missing (expected in ../shared/assets or $VAT_CROWD_ASSETS)" % name
+		if in_ci():
+			fail(why)
+		else:
+			skip(why)
+	return path
+
+
+## True under CI (CI set to anything but "", "false" or "0").
+func in_ci() -> bool:
+	var ci := OS.get_environment("CI")
+	return not (ci.is_empty() or ci == "false" or ci == "0")
+
+
+## True when the real renderer draws (not the dummy one of --headless).
+func renders() -> bool:
+	return DisplayServer.get_name() != "headless"
+
+
+# --- used by the runner ---
+
+func _reset() -> void:
+	_failures = PackedStringArray()
+	_skip_reason = ""
+
+
+func _failure_text() -> String:
+	return "; ".join(_failures)
+
+
+func _equal(a: Variant, b: Variant) -> bool:
+	var numeric := [TYPE_INT, TYPE_FLOAT]
+	if typeof(a) in numeric and typeof(b) in numeric:
+		return a == b
+	if typeof(a) != typeof(b):
+		return false
+	return a == b
+
+
+func _show(v: Variant) -> String:
+	var s := var_to_str(v) if typeof(v) != TYPE_OBJECT else str(v)
+	return s if s.length() <= 200 else s.substr(0, 200) + "..."
+
+
+func _rgb8(img: Image) -> PackedByteArray:
+	var copy := img
+	if img.get_format() != Image.FORMAT_RGB8:
+		copy = img.duplicate()
+		copy.convert(Image.FORMAT_RGB8)
+	return copy.get_data()

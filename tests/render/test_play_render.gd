@@ -1,0 +1,260 @@
+# Crowds drawn by the VAT shader against Godot's own skeletal render, under the real renderer.
+extends VatTest
+
+const SOLDIER := "res://generated/soldier.tscn"
+
+
+func _stage(cam_pos: Vector3, look_at: Vector3, shadows := false) -> void:
+	var env := WorldEnvironment.new()
+	env.environment = Environment.new()
+	env.environment.background_mode = Environment.BG_COLOR
+	env.environment.background_color = Color(0.1, 0.1, 0.12)
+	env.environment.ambient_light_source = Environment.AMBIENT_SOURCE_COLOR
+	env.environment.ambient_light_color = Color(0.3, 0.3, 0.3)
+	root.add_child(env)
+	var sun := DirectionalLight3D.new()
+	sun.rotation_degrees = Vector3(-50, 30, 0)
+	sun.shadow_enabled = shadows
+	root.add_child(sun)
+	var cam := Camera3D.new()
+	root.add_child(cam)
+	cam.look_at_from_position(cam_pos, look_at)
+	cam.current = true
+
+
+func _bake(paths: Array, precision := 1) -> VertexAnimation:
+	var va := VertexAnimation.new()
+	va.source_scene = load(SOLDIER)
+	var typed: Array[NodePath] = []
+	for p in paths:
+		typed.append(NodePath(p))
+	va.meshes = typed
+	va.precision = precision
+	va.bake()
+	return va
+
+
+func _skeletal(clip: String, t: float) -> Node3D:
+	var soldier := (load(SOLDIER) as PackedScene).instantiate() as Node3D
+	root.add_child(soldier)
+	var player: AnimationPlayer = soldier.find_child("AnimationPlayer")
+	player.play(clip)
+	player.seek(t, true)
+	player.pause()
+	return soldier
+
+
+func test_equivalence_with_skeletal_render() -> void:
+	_stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
+	var va := _bake([])
+	var cases := [["idle", 0.5], ["walk", 0.3], ["attack", 0.4], ["walk", 0.3 + 0.5 / 30.0]]
+	for c in cases:
+		var soldier := _skeletal(c[0], c[1])
+		var a := await capture()
+		soldier.queue_free()
+		var crowd := AnimatedMeshInstance.new()
+		crowd.animation = va
+		crowd.paused = true
+		root.add_child(crowd)
+		crowd.time = 0.0
+		crowd.add_instance(Transform3D.IDENTITY, va.find_clip(c[0]))
+		crowd.time = c[1]
+		crowd.submit()
+		var b := await capture()
+		crowd.queue_free()
+		await frames(1)
+		var d := image_diff(a, b)
+		var name := "%s_%.3f" % [c[0], c[1]]
+		save_png(a, "equiv_%s_skeletal" % name)
+		save_png(b, "equiv_%s_vat" % name)
+		print("    %s: mean %.3f/255, %.4f%% over 32/255" % [name, d["mean_abs"], d["frac_over_32"] * 100.0])
+		check(d["mean_abs"] <= 1.5, "%s: mean abs diff %.3f <= 1.5/255" % [name, d["mean_abs"]])
+		check(d["frac_over_32"] <= 0.005, "%s: %.4f%% pixels off by > 32/255 <= 0.5%%" % [name, d["frac_over_32"] * 100.0])
+
+
+func test_equipment_follows_the_hand() -> void:
+	_stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
+	var full := (load(SOLDIER) as PackedScene).instantiate()
+	var paths := []
+	for mi in full.find_children("*", "MeshInstance3D", true, false):
+		paths.append(full.get_path_to(mi))
+	full.free()
+	var models: Array[VertexAnimation] = []
+	for p in paths:
+		models.append(_bake([p]))
+	var soldier := _skeletal("attack", 0.45)
+	var a := await capture()
+	soldier.queue_free()
+	var actors := AnimatedActorMeshInstance.new()
+	actors.models = models
+	actors.paused = true
+	root.add_child(actors)
+	actors.time = 0.45
+	actors.begin()
+	actors.add_actor(Transform3D.IDENTITY, models[0].find_clip("attack"), 0.0)
+	for m in models.size():
+		actors.add_model(m)
+	actors.submit()
+	var b := await capture()
+	save_png(a, "equipment_skeletal")
+	save_png(b, "equipment_vat")
+	var d := image_diff(a, b)
+	print("    equipment: %d models, mean %.3f/255, %.4f%% over 32/255" % [models.size(), d["mean_abs"], d["frac_over_32"] * 100.0])
+	check(d["mean_abs"] <= 1.5, "equipment mean abs diff %.3f <= 1.5" % d["mean_abs"])
+	check(d["frac_over_32"] <= 0.005, "equipment pixels off %.4f%% <= 0.5%%" % (d["frac_over_32"] * 100.0))
+
+
+func _flat_material() -> ShaderMaterial:
+	var sh := Shader.new()
+	sh.code = """shader_type spatial;
+render_mode unshaded;
+#include "res://addons/vat_crowd/shaders/vat_crowd.gdshaderinc"
+varying vec4 tint;
+void vertex() { VatInstance inst = vat_instance(INSTANCE_ID); vat_vertex(inst, CUSTOM0.x, VERTEX, NORMAL); tint = inst.tint; }
+void fragment() { ALBEDO = tint.rgb; }
+"""
+	var m := ShaderMaterial.new()
+	m.shader = sh
+	return m
+
+
+func test_ten_thousand_actors_counted_per_region() -> void:
+	var cam := Camera3D.new()
+	cam.projection = Camera3D.PROJECTION_ORTHOGONAL
+	cam.size = 110.0
+	root.add_child(cam)
+	cam.look_at_from_position(Vector3(0, 100, 0), Vector3.ZERO, Vector3.FORWARD)
+	cam.current = true
+	var body := _bake(["Skeleton/Body"])
+	var actors := AnimatedActorMeshInstance.new()
+	actors.models = [body] as Array[VertexAnimation]
+	actors.material_overrides = [_flat_material()] as Array[Material]
+	actors.paused = true
+	root.add_child(actors)
+	actors.begin()
+	var colors := [Color.RED, Color.GREEN, Color.BLUE, Color.YELLOW]
+	var expected := [0, 0, 0, 0]
+	for i in 100:
+		for j in 100:
+			var quadrant := (1 if i >= 50 else 0) + (2 if j >= 50 else 0)
+			# The bottom-right quadrant gets a hole so a wrong count would show.
+			if quadrant == 3 and i >= 75 and j >= 75:
+				continue
+			actors.add_actor(Transform3D(Basis.IDENTITY, Vector3(i - 49.5, 0, j - 49.5)), 0, 0.0)
+			actors.add_model(0, 0, colors[quadrant])
+			expected[quadrant] += 1
+	actors.submit()
+	check_eq(actors.get_actor_count(), 10000 - 625, "actors added")
+	var img := await capture()
+	save_png(img, "scale_10k")
+	var counts := [0, 0, 0, 0]
+	for y in img.get_height():
+		for x in img.get_width():
+			var c := img.get_pixel(x, y)
+			for q in 4:
+				if c.is_equal_approx(colors[q]) or (absf(c.r - colors[q].r) + absf(c.g - colors[q].g) + absf(c.b - colors[q].b)) < 0.1:
+					counts[q] += 1
+	# Quadrants of equal actor counts cover about equal pixel areas; the one with a hole, 3/4.
+	print("    pixels per quadrant: ", counts, " actors: ", expected)
+	for q in 3:
+		check(counts[q] > 0, "quadrant %d drawn" % q)
+	check(absf(float(counts[1]) / counts[0] - 1.0) < 0.1, "quadrants 0 and 1 cover equal areas")
+	check(absf(float(counts[2]) / counts[0] - 1.0) < 0.1, "quadrants 0 and 2 cover equal areas")
+	check(absf(float(counts[3]) / counts[0] - 0.75) < 0.1, "quadrant 3 (a quarter missing) covers 3/4 of the area")
+
+
+func _render_crowd(va: VertexAnimation, start: float, t: float, first_clip: String, then_clip := "", blend := 0.0) -> Image:
+	# One soldier playing `first_clip` from `start`; if `then_clip` is given it switches to it
+	# 0.2 s later with a cross-fade of `blend` seconds. Rendered at crowd time `t`.
+	var crowd := AnimatedMeshInstance.new()
+	crowd.animation = va
+	crowd.paused = true
+	root.add_child(crowd)
+	crowd.time = start
+	var id := crowd.add_instance(Transform3D.IDENTITY, va.find_clip(first_clip))
+	if then_clip != "":
+		crowd.time = start + 0.2
+		crowd.play_animation(id, va.find_clip(then_clip), blend)
+	crowd.time = t
+	crowd.submit()
+	var img := await capture()
+	crowd.queue_free()
+	await frames(1)
+	return img
+
+
+func test_long_play_matches_early_play() -> void:
+	_stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
+	var va := _bake(["Skeleton/Body"])
+	var early := await _render_crowd(va, 0.0, 0.37, "walk")
+	var late := await _render_crowd(va, 86400.0, 86400.37, "walk")
+	save_png(late, "long_play_86400")
+	var d := image_diff(early, late)
+	print("    long play: mean %s, over 32: %s" % [d["mean_abs"], d["frac_over_32"]])
+	check(d["frac_over_32"] <= 0.0005 and d["mean_abs"] <= 0.1, "pose at time 86400 matches the pose near 0 (mean %s)" % d["mean_abs"])
+	var other := await _render_crowd(va, 0.0, 0.62, "walk")
+	check(image_diff(early, other)["frac_over_32"] > 0.002, "a different time looks different (the test can fail)")
+
+
+func test_crossfade_lies_between_poses() -> void:
+	_stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
+	var va := _bake(["Skeleton/Body"])
+	# Walk from 0, switching to attack at 0.2 with a 0.4 s blend: at 0.4 it is half way.
+	var walk := await _render_crowd(va, 0.0, 0.4, "walk")
+	var mid := await _render_crowd(va, 0.0, 0.4, "walk", "attack", 0.4)
+	var attack := await _render_crowd(va, 0.0, 0.4, "walk", "attack", 0.0)
+	save_png(mid, "crossfade_mid")
+	var wa: float = image_diff(walk, attack)["mean_abs"]
+	var wm: float = image_diff(walk, mid)["mean_abs"]
+	var ma: float = image_diff(mid, attack)["mean_abs"]
+	print("    crossfade: walk-attack %s, walk-mid %s, mid-attack %s" % [wa, wm, ma])
+	check(wm > 0.05 and ma > 0.05, "mid-blend differs from both poses")
+	check(wm < wa and ma < wa, "mid-blend lies between the two poses")
+
+
+func _ground_brightness(img: Image) -> float:
+	# Mean brightness of the middle of the picture, where the crowd and its shadows are.
+	var sum := 0.0
+	var n := 0
+	for y in range(img.get_height() / 3, img.get_height() * 2 / 3, 2):
+		for x in range(0, img.get_width(), 2):
+			sum += img.get_pixel(x, y).get_luminance()
+			n += 1
+	return sum / n
+
+
+func test_crowd_casts_animated_shadows() -> void:
+	_stage(Vector3(0, 9, 9), Vector3(0, 0, 0), true)
+	var ground := MeshInstance3D.new()
+	var plane := PlaneMesh.new()
+	plane.size = Vector2(40, 40)
+	ground.mesh = plane
+	root.add_child(ground)
+	var va := _bake(["Skeleton/Body"])
+	var crowd := AnimatedMeshInstance.new()
+	crowd.animation = va
+	crowd.paused = true
+	root.add_child(crowd)
+	crowd.time = 0.0
+	for i in 5:
+		for j in 3:
+			crowd.add_instance(Transform3D(Basis.IDENTITY, Vector3(i * 1.5 - 3.0, 0, j * 1.5 - 1.0)), va.find_clip("attack"))
+	crowd.time = 0.1
+	crowd.submit()
+	var lit_a := await capture()
+	crowd.time = 0.5
+	crowd.submit()
+	var lit_b := await capture()
+	# The same crowd again, casting no shadows.
+	crowd.cast_shadow = 0
+	crowd.submit()
+	await frames(1)
+	var unlit := await capture()
+	save_png(lit_a, "shadows_a")
+	save_png(lit_b, "shadows_b")
+	save_png(unlit, "shadows_off")
+	var with_shadows := _ground_brightness(lit_b)
+	var without := _ground_brightness(unlit)
+	print("    ground brightness with shadows %s, without %s" % [with_shadows, without])
+	check(with_shadows < without - 0.005, "the crowd darkens the ground with its shadows")
+	check(image_diff(lit_a, lit_b)["frac_over_32"] > 0.001, "shadows move with the animation")

@@ -1,0 +1,128 @@
+# Crowd nodes' bookkeeping and bad input (headless: the GPU calls are no-ops here, the logic is real).
+extends VatTest
+
+const SOLDIER := "res://generated/soldier.tscn"
+var _body: VertexAnimation
+
+
+func _body_anim() -> VertexAnimation:
+	if _body == null:
+		_body = VertexAnimation.new()
+		_body.source_scene = load(SOLDIER)
+		_body.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
+		_body.bake()
+	return _body
+
+
+func _actors(models: Array[VertexAnimation]) -> AnimatedActorMeshInstance:
+	var a := AnimatedActorMeshInstance.new()
+	a.models = models
+	root.add_child(a)
+	return a
+
+
+func test_immediate_mode_counts() -> void:
+	var a := _actors([_body_anim(), _body_anim()] as Array[VertexAnimation])
+	a.begin()
+	for i in 5:
+		check_eq(a.add_actor(Transform3D(Basis.IDENTITY, Vector3(i, 0, 0)), 1), i, "actor index")
+		a.add_model(0)
+		if i % 2 == 0:
+			a.add_model(1, 0, Color.RED)
+	a.submit()
+	check_eq(a.get_actor_count(), 5, "actors")
+	check_eq(a.get_model_instance_count(0), 5, "model 0 instances")
+	check_eq(a.get_model_instance_count(1), 3, "model 1 instances")
+	a.begin()
+	check_eq(a.get_actor_count(), 0, "begin clears")
+
+
+func test_bad_input_is_refused_and_the_rest_kept() -> void:
+	var a := _actors([_body_anim()] as Array[VertexAnimation])
+	a.begin()
+	a.add_model(0)
+	check_eq(a.get_model_instance_count(0), 0, "add_model before add_actor is ignored")
+	check_eq(a.add_actor(Transform3D(Basis.IDENTITY, Vector3(NAN, 0, 0))), -1, "NaN transform refused")
+	check_eq(a.add_actor(Transform3D(Basis.IDENTITY, Vector3(INF, 0, 0))), -1, "infinite transform refused")
+	check_eq(a.add_actor(Transform3D.IDENTITY, 99), -1, "clip out of range refused")
+	check_eq(a.add_actor(Transform3D.IDENTITY, -1), -1, "negative clip refused")
+	check_eq(a.add_actor(Transform3D.IDENTITY, 0), 0, "a good actor still goes in")
+	a.add_model(3)
+	a.add_model(0, 7)
+	check_eq(a.get_model_instance_count(0), 0, "model index / variation out of range refused")
+	a.add_model(0)
+	check_eq(a.get_model_instance_count(0), 1, "good model instance kept")
+	var bad_ids := PackedInt32Array([0, 5])
+	a.set_model_actors(0, bad_ids)
+	check_eq(a.get_model_instance_count(0), 1, "bulk with an out-of-range actor id is refused whole")
+	a.submit()
+
+
+func test_bulk_calls() -> void:
+	var a := _actors([_body_anim()] as Array[VertexAnimation])
+	var n := 3000
+	var pos := PackedVector3Array()
+	var yaw := PackedFloat32Array()
+	var ids := PackedInt32Array()
+	for i in n:
+		pos.append(Vector3(i % 100, 0, i / 100))
+		yaw.append(i * 0.01)
+		ids.append(i)
+	a.begin()
+	a.set_actors(pos, yaw, PackedInt32Array(), PackedFloat32Array())
+	a.set_model_actors(0, ids)
+	a.submit()
+	check_eq(a.get_actor_count(), n, "bulk actors")
+	check_eq(a.get_model_instance_count(0), n, "bulk model instances")
+	pos[7] = Vector3(NAN, 0, 0)
+	a.set_actors(pos, yaw, PackedInt32Array(), PackedFloat32Array())
+	check_eq(a.get_actor_count(), n, "NaN in bulk positions is refused (previous actors kept)")
+	a.set_actors(pos.slice(0, 10), yaw, PackedInt32Array(), PackedFloat32Array())
+	check_eq(a.get_actor_count(), n, "mismatched bulk lengths are refused")
+
+
+func test_unbaked_and_mismatched_models() -> void:
+	var a := _actors([VertexAnimation.new()] as Array[VertexAnimation])
+	check_eq(a.add_actor(Transform3D.IDENTITY), -1, "unbaked model: nothing added")
+	var other := VertexAnimation.new()
+	other.source_scene = load(SOLDIER)
+	other.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
+	other.clips = PackedStringArray(["walk", "idle"])
+	check_eq(other.bake(), OK, "two-clip bake")
+	var b := _actors([_body_anim(), other] as Array[VertexAnimation])
+	check_eq(b.add_actor(Transform3D.IDENTITY), -1, "models with different clip tables are refused")
+
+
+func test_retained_ids_survive_removal() -> void:
+	var m := AnimatedMeshInstance.new()
+	m.animation = _body_anim()
+	root.add_child(m)
+	var ids := []
+	for i in 4:
+		ids.append(m.add_instance(Transform3D(Basis.IDENTITY, Vector3(i, 0, 0)), 0))
+	check_eq(ids, [0, 1, 2, 3], "ids")
+	m.remove_instance(1)
+	check_eq(m.get_instance_count(), 3, "one removed")
+	m.play_animation(3, 1, 0.2)
+	m.set_instance_transform(2, Transform3D(Basis.IDENTITY, Vector3(9, 0, 0)))
+	m.remove_instance(1)
+	check_eq(m.get_instance_count(), 3, "removing a removed id changes nothing")
+	check_eq(m.add_instance(Transform3D.IDENTITY, 99), -1, "clip out of range refused")
+	check_eq(m.add_instance(Transform3D(Basis.IDENTITY, Vector3(0, NAN, 0))), -1, "NaN refused")
+	var first: int = m.add_instances(PackedVector3Array([Vector3.ZERO, Vector3.ONE]), PackedFloat32Array([0.0, 1.0]))
+	check_eq(first, 4, "bulk ids continue after the highest id")
+	check_eq(m.get_instance_count(), 5, "bulk added")
+	m.submit()
+	m.clear()
+	check_eq(m.get_instance_count(), 0, "clear")
+
+
+func test_long_play_clock_keeps_precision() -> void:
+	var m := AnimatedMeshInstance.new()
+	m.animation = _body_anim()
+	root.add_child(m)
+	m.time = 86400.25
+	check_near(m.time, 86400.25, 1e-9, "clock is f64")
+	m.paused = true
+	check_eq(m.add_instance(Transform3D.IDENTITY), 0, "add at a day of play")
+	m.submit()
