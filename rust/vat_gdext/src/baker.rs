@@ -6,6 +6,7 @@ use godot::classes::{AnimationPlayer, INode3D, Node, Node3D, Skeleton3D};
 use godot::global::Error;
 use godot::prelude::*;
 
+use crate::bake::scene::find_player;
 use crate::vertex_animation::VertexAnimation;
 
 /// Put a character (e.g. an instanced .glb) under this node as its first child, add one
@@ -155,13 +156,4 @@ impl VertexAnimationBaker {
             )),
         }
     }
-}
-
-fn find_player(node: &Gd<Node>) -> Option<Gd<AnimationPlayer>> {
-    if let Ok(p) = node.clone().try_cast::<AnimationPlayer>() {
-        return Some(p);
-    }
-    node.get_children()
-        .iter_shared()
-        .find_map(|c| find_player(&c))
 }

@@ -64,7 +64,8 @@ impl Drop for Instance {
     }
 }
 
-fn find_player(node: &Gd<Node>) -> Option<Gd<AnimationPlayer>> {
+/// The first AnimationPlayer at or under `node`, depth first.
+pub fn find_player(node: &Gd<Node>) -> Option<Gd<AnimationPlayer>> {
     if let Ok(p) = node.clone().try_cast::<AnimationPlayer>() {
         return Some(p);
     }
