@@ -1,5 +1,5 @@
-## vat_crowd demo: a battle of 100,000 baked soldiers (body + sword + shield) drawn by four
-## AnimatedActorMeshInstance nodes.
+## vat_crowd demo: a battle of 100,000 baked soldiers (body + sword + shield) in four armies, drawn by one
+## AnimatedActorMeshInstance per formation block of 2,500 (see battle.gd).
 ##
 ## User arguments (after `--`):
 ##   --actors N         soldiers (default 100000)
@@ -7,14 +7,20 @@
 ##   --screenshot PATH  save the last frame as PNG before quitting (with --frames)
 ##   --sim-step S       advance the battle S seconds per frame (default with --frames: 0.1, so a scripted run
 ##                      shows the same battle on any machine; otherwise real time)
+##   --start-time T     simulate the first T seconds of battle before the first frame (default with --frames:
+##                      25, so even a short scripted run shows the fronts fighting; otherwise 0)
 ##   --seed N           formation layout seed
-##   --no-shadows       the sun casts no shadows (a third of the GPU work on a software rasteriser)
+##   --view NAME        starting camera: front (default, over the middle of the front), overview,
+##                      closeup (a few metres from where the fronts meet)
+##   --no-shadows       the sun casts no shadows
 ## Prints `DEMO fps=.. actors=.. models=.. submit_ms=.. frame_ms=..` every second and at the end.
 extends Node3D
 
 const SOLDIER_SCENE := "res://demo/character/generated/soldier.tscn"
 const REQUIRED_CLASSES: Array[String] = ["VertexAnimation", "AnimatedActorMeshInstance"]
 const MAX_REAL_STEP := 0.1  ## seconds; longer frames slow the battle down instead of jumping
+const SCRIPTED_START_TIME := 25.0  ## seconds of battle simulated before the first frame of a --frames run
+const PREROLL_STEP := 0.1
 
 @onready var _camera: Camera3D = $Camera
 @onready var _label: Label = $Overlay/Stats
@@ -25,7 +31,9 @@ var _frames_limit := -1
 var _screenshot := ""
 var _sim_step := 0.0
 var _seed := 7
+var _start_time := -1.0
 var _shadows := true
+var _view := "front"
 
 var _battle: Node3D
 var _frame := 0
@@ -77,6 +85,12 @@ func _parse_args() -> void:
 			"--seed":
 				_seed = value.to_int()
 				i += 1
+			"--start-time":
+				_start_time = maxf(0.0, value.to_float())
+				i += 1
+			"--view":
+				_view = value
+				i += 1
 			"--no-shadows":
 				_shadows = false
 			_:
@@ -84,6 +98,8 @@ func _parse_args() -> void:
 		i += 1
 	if _frames_limit > 0 and _sim_step == 0.0 and "--sim-step" not in args:
 		_sim_step = 0.1
+	if _start_time < 0.0:
+		_start_time = SCRIPTED_START_TIME if _frames_limit > 0 else 0.0
 
 
 func _start() -> void:
@@ -99,12 +115,26 @@ func _start() -> void:
 	_battle.name = "Battle"
 	add_child(_battle)
 	_battle.setup(models.models, _actors, _seed)
-	var view: Dictionary = _battle.get_overview()
-	# Low over the southern end of the front, looking north along it: both armies and where they meet.
-	var south: Vector3 = view.center - Vector3(0, 0, view.width * 0.5)
-	_camera.look_at_point(south + Vector3(-20.0, 0.0, 70.0), deg_to_rad(-150.0), deg_to_rad(-24.0), 95.0)
+	while _battle.time < _start_time - 1e-6:
+		_battle.step(minf(PREROLL_STEP, _start_time - _battle.time))
+	_place_camera(_view)
 	_window_start = Time.get_ticks_usec()
 	_last_frame_usec = _window_start
+
+
+func _place_camera(view_name: String) -> void:
+	var view: Dictionary = _battle.get_overview()
+	var south: Vector3 = view.center - Vector3(0, 0, view.width * 0.5)
+	match view_name:
+		"overview":
+			_camera.look_at_point(view.center, PI + 0.6, deg_to_rad(-32.0), view.width * 0.75)
+		"closeup":
+			_camera.look_at_point(south + Vector3(0.0, 1.0, 12.0), PI + 0.7, deg_to_rad(-14.0), 10.0)
+		_:
+			if view_name != "front":
+				push_warning("demo: unknown view '%s'; using front" % view_name)
+			# Over the front south of its middle, looking north along it: all four armies and where they meet.
+			_camera.look_at_point(view.center - Vector3(0.0, 0.0, 35.0), PI + 0.5, deg_to_rad(-22.0), 70.0)
 
 
 func _process(delta: float) -> void:
@@ -119,11 +149,13 @@ func _process(delta: float) -> void:
 	_window_submit_ms += _battle.last_submit_ms
 	_window_logic_ms += _battle.last_logic_ms
 	_last_frame_usec = now
-	if now - _window_start >= 1000000:
+	var last := _frames_limit > 0 and _frame >= _frames_limit
+	if now - _window_start >= 1000000 or last:
 		_close_window(now)
-		_print_stats()
+		if not last:
+			_print_stats()
 	_update_label()
-	if _frames_limit > 0 and _frame >= _frames_limit:
+	if last:
 		_finish()
 
 
@@ -152,15 +184,15 @@ func _print_stats() -> void:
 
 
 func _update_label() -> void:
-	_label.text = ("FPS %.1f   frame %.1f ms\nactors %d   models %d\nsubmit %.3f ms CPU (battle logic %.3f ms)\n"
-		+ "battle %.0f s, fallen %d\nWASD/arrows pan, wheel zoom, right-drag orbit, Q/E rotate") % [
-		_fps, _frame_ms, _battle.get_actor_count(), _battle.get_model_instance_count(), _submit_ms, _logic_ms,
-		_battle.time, _battle.dead]
+	_label.text = ("FPS %.1f   frame %.1f ms\nactors %d   models %d   crowd nodes %d\n"
+		+ "submit %.3f ms CPU (battle logic %.3f ms)\nbattle %.0f s, fallen %d\n"
+		+ "WASD/arrows pan, wheel zoom, right-drag orbit, Q/E rotate") % [
+		_fps, _frame_ms, _battle.get_actor_count(), _battle.get_model_instance_count(), _battle.get_node_count(),
+		_submit_ms, _logic_ms, _battle.time, _battle.dead]
 
 
 func _finish() -> void:
 	_finishing = true
-	_close_window(Time.get_ticks_usec())
 	if not _screenshot.is_empty():
 		await RenderingServer.frame_post_draw
 		var img := get_viewport().get_texture().get_image()
