@@ -52,8 +52,8 @@ class Block:
 	var alive := PackedByteArray()
 	var front_row := PackedInt32Array()  ## per column, the foremost living rank
 	var state := State.MARCH
-	var opponent: Block  ## the enemy front block across the meeting line (front line only)
-	var front: Block  ## the front block ahead of a reserve
+	var opponent := -1  ## index of the enemy front block across the meeting line (front line only)
+	var front := -1  ## index of the front block ahead of a reserve (indices, not references: no RefCounted cycles)
 	var death_rate := 0.0
 	var death_debt := 0.0
 	var changed := true
@@ -209,13 +209,14 @@ func _make_soldiers(b: Block) -> void:
 
 func _pair_blocks() -> void:
 	for b in _blocks:
-		for other in _blocks:
+		for i in _blocks.size():
+			var other := _blocks[i]
 			if not is_equal_approx(other.z, b.z) or other.line != 0:
 				continue
 			if b.line == 0 and other.side != b.side:
-				b.opponent = other
+				b.opponent = i
 			elif b.line == 1 and other.army == b.army:
-				b.front = other
+				b.front = i
 
 
 # --- behaviour --------------------------------------------------------------------------------------------------
@@ -234,27 +235,29 @@ func _step_block(b: Block, dt: float) -> void:
 
 
 func _march(b: Block, dt: float) -> void:
+	var front: Block = _blocks[b.front] if b.front >= 0 else null
 	var target: float
 	var speed: float
-	if b.line == 0 or b.front == null:
+	if front == null:
 		target = -b.dir * HALF_GAP
 		speed = RUN_SPEED
 	else:
-		target = b.front.x - b.dir * ((b.front.rows - 1) * SPACING + RESERVE_DISTANCE)
+		target = front.x - b.dir * ((front.rows - 1) * SPACING + RESERVE_DISTANCE)
 		speed = WALK_SPEED
 	var nx := b.x + b.dir * speed * dt
 	if b.dir * (nx - target) < 0.0:
 		b.x = nx
 		return
 	b.x = target
-	if b.line == 0 or b.front == null:
+	if front == null:
 		b.state = State.HOLD
-		if b.opponent != null and b.opponent.state == State.HOLD:
+		var enemy: Block = _blocks[b.opponent] if b.opponent >= 0 else null
+		if enemy != null and enemy.state == State.HOLD:
 			_start_fight(b)
-			_start_fight(b.opponent)
+			_start_fight(enemy)
 		else:
 			_play_block(b, _clip.idle)  # wait for the enemy
-	elif b.front.state != State.MARCH:
+	elif front.state != State.MARCH:
 		b.state = State.HALT
 		_play_block(b, _clip.idle)
 

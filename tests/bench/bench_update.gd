@@ -17,9 +17,7 @@
 extends SceneTree
 
 const Util := preload("res://bench/bench_util.gd")
-const DEFAULT_SCENE := "res://generated/soldier.tscn"
-
-var _scene_path := DEFAULT_SCENE
+const DEFAULT_SCENE := "res://generated/soldier.tscn"  ## override with --scene res://...
 const FPS := 30.0
 const WARMUP_FRAMES := 3
 const SPACING := 1.5
@@ -32,6 +30,7 @@ const SLOW_PATHS := ["per_instance_rs", "vat_immediate"]
 const SLOW_FRAMES_AT_1M := 5
 
 var _opts: Dictionary
+var _scene_path := DEFAULT_SCENE
 var _vp: RID
 var _scenario: RID
 var _mesh: Mesh
@@ -86,6 +85,7 @@ func _run() -> void:
 	if not has_memcpy:
 		printerr("bench_update: VatCrowdBench is not registered; memcpy not measured")
 
+	await _warm_up(clip_count)
 	var counts: Array = [10000, 100000] if _opts.quick else [10000, 100000, 1000000]
 	var frames: int = 10 if _opts.quick else 30
 	for n in counts:
@@ -215,6 +215,24 @@ func _make_xforms() -> void:
 		for i in positions.size():
 			xforms[i] = Transform3D(Basis(Vector3.UP, yaws[i]), positions[i])
 		s["xforms"] = xforms
+
+
+## Runs every path once on a small crowd, unrecorded: the first use of each material compiles its shaders on
+## worker threads, which on two cores would slow whichever path is measured first.
+func _warm_up(clip_count: int) -> void:
+	_make_inputs(1000, clip_count)
+	_make_xforms()
+	var results := _results.duplicate()
+	await _measure("set_buffer", 1000, WARMUP_FRAMES, _setup_multimesh, _push_set_buffer, _free_multimesh)
+	await _measure("per_instance_rs", 1000, WARMUP_FRAMES, _setup_multimesh, _push_per_instance, _free_multimesh)
+	if _vat != null:
+		await _measure("vat_bulk", 1000, WARMUP_FRAMES, _setup_vat, _push_vat_bulk, _free_vat)
+		await _measure("vat_immediate", 1000, WARMUP_FRAMES, _setup_vat, _push_vat_immediate, _free_vat)
+	for i in 20:
+		await process_frame
+	_results = results
+	_sets.clear()
+	print("bench_update: warm-up done")
 
 
 ## Runs one path for warm-up + `frames` frames and records the medians.

@@ -11,7 +11,7 @@ use vat_core::crowd::{self, ActorState, LookTable};
 use vat_core::layout::ACTOR_TEXELS;
 
 use crate::convert;
-use crate::crowd::gpu::CrowdGpu;
+use crate::crowd::gpu::{report_once, CrowdGpu};
 use crate::crowd::looks::PlacedBounds;
 use crate::vertex_animation::VertexAnimation;
 
@@ -411,10 +411,8 @@ impl AnimatedActorMeshInstance {
         match self.build_gpu() {
             Ok(()) => true,
             Err(e) => {
-                if self.gpu_error.as_deref() != Some(e.as_str()) {
-                    godot_error!("vat_crowd: {}: {e}", self.base().get_name());
-                    self.gpu_error = Some(e);
-                }
+                let name = self.base().get_name().to_string();
+                report_once(&mut self.gpu_error, &name, e);
                 false
             }
         }

@@ -19,6 +19,15 @@ use super::material;
 use crate::convert;
 use crate::vertex_animation::VertexAnimation;
 
+/// Prints a crowd node's setup error once, and again only when it changes, so a misconfigured
+/// node that is asked every frame does not flood the log.
+pub fn report_once(last: &mut Option<String>, node: &str, error: String) {
+    if last.as_deref() != Some(error.as_str()) {
+        godot_error!("vat_crowd: {node}: {error}");
+        *last = Some(error);
+    }
+}
+
 /// GPU objects of one model (body, sword, …) of a crowd.
 pub struct ModelGpu {
     instance: Gd<MultiMeshInstance3D>,
