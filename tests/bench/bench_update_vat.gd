@@ -46,11 +46,12 @@ func clip_count() -> int:
 	return models[0].get_clip_count()
 
 
-## A fresh crowd node under `parent` with the three models.
-func make_crowd(parent: Node) -> void:
+## A fresh crowd node under `parent` with the three models, or only the body (what the baselines draw).
+func make_crowd(parent: Node, body_only := false) -> void:
 	crowd = AnimatedActorMeshInstance.new()
 	crowd.name = "BenchCrowd"
-	crowd.models = models
+	var used: Array[VertexAnimation] = models.slice(0, 1) if body_only else models
+	crowd.models = used
 	parent.add_child(crowd)
 
 
@@ -60,13 +61,12 @@ func free_crowd() -> void:
 		crowd = null
 
 
-## vat_bulk: every actor and its three models from precomputed arrays, then one submit.
+## vat_bulk: every actor and each of the crowd's models from precomputed arrays, then one submit.
 func push_bulk(positions: PackedVector3Array, yaws: PackedFloat32Array, clips: PackedInt32Array,
 		starts: PackedFloat32Array, ids: PackedInt32Array) -> void:
 	crowd.set_actors(positions, yaws, clips, starts)
-	crowd.set_model_actors(0, ids)
-	crowd.set_model_actors(1, ids)
-	crowd.set_model_actors(2, ids)
+	for m in crowd.models.size():
+		crowd.set_model_actors(m, ids)
 	crowd.submit()
 
 

@@ -1,18 +1,62 @@
-//! Rayon-parallel bulk packers for the GDScript-facing bulk calls (hot: a million actors a frame).
+//! Bulk packers for the GDScript-facing bulk calls (hot: up to a million actors a frame).
 //!
-//! Each writes into a caller-provided slice, one chunk per task, without allocating per item.
-//! Errors name the lowest offending item, whichever thread finds it.
+//! Each validates all of its input first and only then writes into a caller-provided slice, so a
+//! rejected call leaves the previous frame's data whole. Below [`PARALLEL_MIN_ITEMS`] items both
+//! passes run on the calling thread: handing a few hundred microseconds of streaming writes to a
+//! thread pool costs more than it saves, and its wake-up latency grows to milliseconds when the
+//! cores are busy (the renderer's threads, or a software rasteriser). Errors name the lowest
+//! offending item, whichever thread finds it.
 
 use glam::Vec3;
 use rayon::prelude::*;
 
+use crate::bounds::Bounds;
 use crate::crowd::{clip_code, pack_actor, pack_model_instance, ActorState, ACTOR_FLOATS};
 use crate::error::{Result, VatError};
 use crate::half::pack_half2;
 use crate::layout::{BLEND_BIAS, MAX_ACTORS, MAX_CLIPS, MODEL_INSTANCE_BYTES};
 
-/// Items per rayon task.
-const BULK_CHUNK: usize = 8192;
+/// Items from which a bulk call splits its work over rayon tasks.
+pub const PARALLEL_MIN_ITEMS: usize = 1 << 18;
+/// Items per rayon task once the work is split.
+const BULK_CHUNK: usize = 1 << 16;
+
+/// How a bulk call splits its items: `None` runs them all on the calling thread.
+#[derive(Clone, Copy)]
+struct Split(Option<usize>);
+
+impl Split {
+    fn for_items(n: usize, parallel_min: usize) -> Self {
+        Split((n >= parallel_min).then_some(BULK_CHUNK))
+    }
+
+    /// Runs `f(first_item, items)` over `0..n` in chunks and returns the lowest-indexed error.
+    fn check(
+        self,
+        n: usize,
+        f: impl Fn(usize, usize) -> Option<(usize, VatError)> + Sync,
+    ) -> Result<()> {
+        let found = match self.0 {
+            None => f(0, n),
+            Some(chunk) => (0..n.div_ceil(chunk))
+                .into_par_iter()
+                .filter_map(|c| f(c * chunk, ((c + 1) * chunk).min(n)))
+                .min_by_key(|(i, _)| *i),
+        };
+        found.map_or(Ok(()), |(_, e)| Err(e))
+    }
+
+    /// Runs `f(first_item, out_chunk)` over `out` (`stride` elements per item) in chunks.
+    fn write<T: Send>(self, out: &mut [T], stride: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+        match self.0 {
+            None => f(0, out),
+            Some(chunk) => out
+                .par_chunks_mut(chunk * stride)
+                .enumerate()
+                .for_each(|(c, o)| f(c * chunk, o)),
+        }
+    }
+}
 
 fn check_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
     if expected == got {
@@ -27,12 +71,13 @@ fn check_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
 }
 
 /// Packs `positions.len()` actors into `out` (8 floats each) with speed 1, scale 1, no blend,
-/// `prev_clip = clip`; `clips` / `start_times` default to 0. Rayon-parallel over chunks.
+/// `prev_clip = clip`; `clips` / `start_times` default to 0. Start times are stored less
+/// `time_origin` (the crowd clock's rebased origin, see [`crate::clock`]). Returns the bounds of
+/// the positions. Parallel from [`PARALLEL_MIN_ITEMS`] actors.
 ///
 /// Errors: [`VatError::BadLength`] if `out` or an array does not match the actor count;
 /// [`VatError::IndexOutOfRange`] for a clip outside `0..n_clips`; [`VatError::NonFinite`] for a
-/// position, yaw or start time. The lowest offending actor is reported; on error `out` may be
-/// partly written.
+/// position, yaw or start time. The lowest offending actor is reported, and `out` is untouched.
 pub fn pack_actors_bulk(
     out: &mut [f32],
     positions: &[Vec3],
@@ -40,39 +85,54 @@ pub fn pack_actors_bulk(
     clips: Option<&[i32]>,
     start_times: Option<&[f32]>,
     n_clips: u32,
-) -> Result<()> {
-    let n = positions.len();
-    check_len("actor data floats", n * ACTOR_FLOATS, out.len())?;
-    check_len("yaws", n, yaws.len())?;
-    if let Some(c) = clips {
-        check_len("clips", n, c.len())?;
-    }
-    if let Some(s) = start_times {
-        check_len("start times", n, s.len())?;
-    }
-    let input = BulkActors {
-        positions,
-        yaws,
-        clips,
-        start_times,
-        n_clips: n_clips.min(MAX_CLIPS),
-    };
-    first_error(
-        out.par_chunks_mut(BULK_CHUNK * ACTOR_FLOATS)
-            .enumerate()
-            .map(|(c, out)| {
-                let start = c * BULK_CHUNK;
-                input.pack_range(start, start + out.len() / ACTOR_FLOATS, out)
-            }),
+    time_origin: f32,
+) -> Result<Bounds> {
+    pack_actors_split(
+        out,
+        &BulkActors {
+            positions,
+            yaws,
+            clips,
+            start_times,
+            n_clips: n_clips.min(MAX_CLIPS),
+            time_origin,
+        },
+        PARALLEL_MIN_ITEMS,
     )
 }
 
-/// The lowest-indexed error of a parallel run, so failures are reported deterministically.
-fn first_error(results: impl ParallelIterator<Item = Option<(usize, VatError)>>) -> Result<()> {
-    match results.flatten().min_by_key(|(i, _)| *i) {
-        Some((_, e)) => Err(e),
-        None => Ok(()),
+fn pack_actors_split(out: &mut [f32], input: &BulkActors, parallel_min: usize) -> Result<Bounds> {
+    let n = input.positions.len();
+    check_len("actor data floats", n * ACTOR_FLOATS, out.len())?;
+    check_len("yaws", n, input.yaws.len())?;
+    if let Some(c) = input.clips {
+        check_len("clips", n, c.len())?;
     }
+    if let Some(s) = input.start_times {
+        check_len("start times", n, s.len())?;
+    }
+    let split = Split::for_items(n, parallel_min);
+    // A fast pass over the whole input; the per-item search only runs if it found something.
+    if !input.all_valid() {
+        split.check(n, |start, end| {
+            (start..end).find_map(|i| input.check(i).err().map(|e| (i, e)))
+        })?;
+    }
+    split.write(out, ACTOR_FLOATS, |start, out| input.pack_range(start, out));
+    Ok(Bounds::from_points(input.positions))
+}
+
+/// True unless `bits` is an infinity or NaN (all exponent bits set).
+#[inline]
+fn finite_bits(bits: u32) -> bool {
+    bits & 0x7f80_0000 != 0x7f80_0000
+}
+
+/// True if every value is finite; branch-free so it vectorises.
+fn all_finite(values: &[f32]) -> bool {
+    values
+        .iter()
+        .fold(true, |ok, v| ok & finite_bits(v.to_bits()))
 }
 
 /// Borrowed inputs of [`pack_actors_bulk`], shared by its chunk tasks.
@@ -82,23 +142,62 @@ struct BulkActors<'a> {
     clips: Option<&'a [i32]>,
     start_times: Option<&'a [f32]>,
     n_clips: u32,
+    time_origin: f32,
 }
 
 impl BulkActors<'_> {
-    /// Validates actors `start..end`, then writes them; returns the first bad actor's error.
-    fn pack_range(&self, start: usize, end: usize, out: &mut [f32]) -> Option<(usize, VatError)> {
-        if let Some(bad) = (start..end).find_map(|i| self.check(i).err().map(|e| (i, e))) {
-            return Some(bad);
+    /// True if no actor fails [`BulkActors::check`].
+    fn all_valid(&self) -> bool {
+        // SAFETY: glam's Vec3 is `repr(C)` of three f32.
+        let coords = unsafe {
+            std::slice::from_raw_parts(
+                self.positions.as_ptr().cast::<f32>(),
+                self.positions.len() * 3,
+            )
+        };
+        let n_clips = self.n_clips;
+        all_finite(coords)
+            && all_finite(self.yaws)
+            && self.start_times.is_none_or(all_finite)
+            && self
+                .clips
+                .is_none_or(|c| c.iter().fold(true, |ok, &c| ok & ((c as u32) < n_clips)))
+    }
+
+    /// Writes the (validated) actors from `start` on into `out`.
+    fn pack_range(&self, start: usize, out: &mut [f32]) {
+        let end = start + out.len() / ACTOR_FLOATS;
+        let clips = self.clips.map(|c| &c[start..end]);
+        let starts = self.start_times.map(|s| &s[start..end]);
+        let zero_clips = std::iter::repeat(0);
+        let zero_starts = std::iter::repeat(0.0);
+        // One monomorphic loop per combination of given arrays, so the hot loop has no branches.
+        match (clips, starts) {
+            (Some(c), Some(s)) => self.write(start, out, c.iter().copied(), s.iter().copied()),
+            (Some(c), None) => self.write(start, out, c.iter().copied(), zero_starts),
+            (None, Some(s)) => self.write(start, out, zero_clips, s.iter().copied()),
+            (None, None) => self.write(start, out, zero_clips, zero_starts),
         }
+    }
+
+    fn write(
+        &self,
+        start: usize,
+        out: &mut [f32],
+        clips: impl Iterator<Item = i32>,
+        starts: impl Iterator<Item = f32>,
+    ) {
         let tail = [pack_half2(1.0, 1.0), pack_half2(0.0, BLEND_BIAS)];
-        for (i, rec) in (start..end).zip(out.chunks_exact_mut(ACTOR_FLOATS)) {
-            let p = self.positions[i];
-            let clip = self.clips.map_or(0, |c| c[i] as u32);
-            let t = self.start_times.map_or(0.0, |s| s[i]);
-            let code = clip_code(clip, clip);
-            rec.copy_from_slice(&[p.x, p.y, p.z, self.yaws[i], t, code, tail[0], tail[1]]);
+        let origin = self.time_origin;
+        let items = out
+            .chunks_exact_mut(ACTOR_FLOATS)
+            .zip(&self.positions[start..])
+            .zip(&self.yaws[start..])
+            .zip(clips.zip(starts));
+        for (((rec, p), &yaw), (clip, t)) in items {
+            let code = clip_code(clip as u32, clip as u32);
+            rec.copy_from_slice(&[p.x, p.y, p.z, yaw, t - origin, code, tail[0], tail[1]]);
         }
-        None
     }
 
     fn check(&self, i: usize) -> Result<()> {
@@ -127,51 +226,158 @@ impl BulkActors<'_> {
     }
 }
 
-/// Packs full actor states into `out` (8 floats each) with [`pack_actor`], rayon-parallel.
-/// [`VatError::BadLength`] if `out.len() != states.len() * 8`.
+/// Packs full actor states into `out` (8 floats each) with [`pack_actor`], parallel from
+/// [`PARALLEL_MIN_ITEMS`] actors. [`VatError::BadLength`] if `out.len() != states.len() * 8`.
 pub fn pack_actor_states_bulk(out: &mut [f32], states: &[ActorState]) -> Result<()> {
+    pack_states_split(out, states, PARALLEL_MIN_ITEMS)
+}
+
+fn pack_states_split(out: &mut [f32], states: &[ActorState], parallel_min: usize) -> Result<()> {
     check_len("actor data floats", states.len() * ACTOR_FLOATS, out.len())?;
-    out.par_chunks_mut(BULK_CHUNK * ACTOR_FLOATS)
-        .zip(states.par_chunks(BULK_CHUNK))
-        .for_each(|(out, states)| {
-            for (rec, a) in out.chunks_exact_mut(ACTOR_FLOATS).zip(states) {
-                pack_actor(a, rec);
-            }
-        });
+    let split = Split::for_items(states.len(), parallel_min);
+    split.write(out, ACTOR_FLOATS, |start, out| {
+        for (rec, a) in out.chunks_exact_mut(ACTOR_FLOATS).zip(&states[start..]) {
+            pack_actor(a, rec);
+        }
+    });
     Ok(())
 }
 
-/// Packs one model instance per actor id, all with `look`, into `out` (4 bytes each),
-/// rayon-parallel. Errors: [`VatError::BadLength`] if `out.len() != actor_ids.len() * 4`;
-/// [`VatError::IndexOutOfRange`] for an id outside `0..actor_count` (the lowest such is
-/// reported; `out` may then be partly written).
+/// Packs one model instance per actor id, all with `look`, into `out` (4 bytes each), parallel
+/// from [`PARALLEL_MIN_ITEMS`] ids. Errors: [`VatError::BadLength`] if
+/// `out.len() != actor_ids.len() * 4`; [`VatError::IndexOutOfRange`] for an id outside
+/// `0..actor_count` (the lowest such is reported, and `out` is untouched).
 pub fn pack_model_instances_bulk(
     out: &mut [u8],
     actor_ids: &[i32],
     look: u8,
     actor_count: u32,
 ) -> Result<()> {
+    pack_models_split(out, actor_ids, look, actor_count, PARALLEL_MIN_ITEMS)
+}
+
+fn pack_models_split(
+    out: &mut [u8],
+    actor_ids: &[i32],
+    look: u8,
+    actor_count: u32,
+    parallel_min: usize,
+) -> Result<()> {
     let stride = MODEL_INSTANCE_BYTES as usize;
-    check_len("model instance bytes", actor_ids.len() * stride, out.len())?;
+    let n = actor_ids.len();
+    check_len("model instance bytes", n * stride, out.len())?;
     let count = actor_count.min(MAX_ACTORS);
-    first_error(
-        out.par_chunks_mut(BULK_CHUNK * stride)
-            .zip(actor_ids.par_chunks(BULK_CHUNK))
-            .enumerate()
-            .map(|(c, (out, ids))| {
-                let bad = ids.iter().position(|&id| id < 0 || id as u32 >= count);
-                if let Some(j) = bad {
-                    let e = VatError::IndexOutOfRange {
-                        what: "actor id",
-                        index: i64::from(ids[j]),
-                        len: count as usize,
-                    };
-                    return Some((c * BULK_CHUNK + j, e));
-                }
-                for (dst, &id) in out.chunks_exact_mut(stride).zip(ids) {
-                    dst.copy_from_slice(&pack_model_instance(id as u32, look));
-                }
-                None
-            }),
-    )
+    let split = Split::for_items(n, parallel_min);
+    split.check(n, |start, end| {
+        let ids = &actor_ids[start..end];
+        let j = ids.iter().position(|&id| id < 0 || id as u32 >= count)?;
+        let e = VatError::IndexOutOfRange {
+            what: "actor id",
+            index: i64::from(ids[j]),
+            len: count as usize,
+        };
+        Some((start + j, e))
+    })?;
+    split.write(out, stride, |start, out| {
+        for (dst, &id) in out.chunks_exact_mut(stride).zip(&actor_ids[start..]) {
+            dst.copy_from_slice(&pack_model_instance(id as u32, look));
+        }
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The public functions run on one thread at test sizes; these run the same inputs through
+    //! the rayon split as well and require identical results.
+    use super::*;
+
+    const SPLIT: usize = 1; // any item count goes parallel
+
+    fn inputs(n: usize) -> (Vec<Vec3>, Vec<f32>, Vec<i32>, Vec<f32>) {
+        let positions = (0..n)
+            .map(|i| Vec3::new(i as f32, 0.5, -(i as f32)))
+            .collect();
+        let yaws = (0..n).map(|i| i as f32 * 0.01).collect();
+        let clips = (0..n).map(|i| (i % 3) as i32).collect();
+        let starts = (0..n).map(|i| i as f32 * 0.5).collect();
+        (positions, yaws, clips, starts)
+    }
+
+    #[test]
+    fn split_and_single_thread_agree() {
+        let n = 2 * BULK_CHUNK + 17;
+        let (positions, yaws, clips, starts) = inputs(n);
+        let input = BulkActors {
+            positions: &positions,
+            yaws: &yaws,
+            clips: Some(&clips),
+            start_times: Some(&starts),
+            n_clips: 3,
+            time_origin: 2.0,
+        };
+        let mut a = vec![0.0; n * ACTOR_FLOATS];
+        let mut b = vec![1.0; n * ACTOR_FLOATS];
+        let ba = pack_actors_split(&mut a, &input, usize::MAX).unwrap();
+        let bb = pack_actors_split(&mut b, &input, SPLIT).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(ba, bb);
+        assert_eq!(a[ACTOR_FLOATS * (n - 1) + 4], starts[n - 1] - 2.0);
+
+        let ids: Vec<i32> = (0..n as i32).rev().collect();
+        let mut ma = vec![0u8; n * 4];
+        let mut mb = vec![1u8; n * 4];
+        pack_models_split(&mut ma, &ids, 7, n as u32, usize::MAX).unwrap();
+        pack_models_split(&mut mb, &ids, 7, n as u32, SPLIT).unwrap();
+        assert_eq!(ma, mb);
+
+        let states: Vec<ActorState> = positions
+            .iter()
+            .map(|&position| ActorState {
+                position,
+                ..ActorState::default()
+            })
+            .collect();
+        pack_states_split(&mut a, &states, usize::MAX).unwrap();
+        pack_states_split(&mut b, &states, SPLIT).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn split_reports_the_lowest_error_and_writes_nothing() {
+        let n = 3 * BULK_CHUNK;
+        let (mut positions, yaws, clips, starts) = inputs(n);
+        positions[2 * BULK_CHUNK + 5].x = f32::NAN; // found by a later task
+        positions[BULK_CHUNK + 9].z = f32::INFINITY;
+        let input = BulkActors {
+            positions: &positions,
+            yaws: &yaws,
+            clips: Some(&clips),
+            start_times: Some(&starts),
+            n_clips: 3,
+            time_origin: 0.0,
+        };
+        let mut out = vec![-7.0; n * ACTOR_FLOATS];
+        assert_eq!(
+            pack_actors_split(&mut out, &input, SPLIT),
+            Err(VatError::NonFinite {
+                what: format!("position of actor {}", BULK_CHUNK + 9)
+            })
+        );
+        assert!(out.iter().all(|&v| v == -7.0), "a rejected call wrote data");
+
+        let mut ids: Vec<i32> = (0..n as i32).collect();
+        ids[2 * BULK_CHUNK] = -1;
+        ids[BULK_CHUNK + 1] = n as i32;
+        let mut bytes = vec![3u8; n * 4];
+        assert_eq!(
+            pack_models_split(&mut bytes, &ids, 0, n as u32, SPLIT),
+            Err(VatError::IndexOutOfRange {
+                what: "actor id",
+                index: n as i64,
+                len: n
+            })
+        );
+        assert!(bytes.iter().all(|&v| v == 3));
+    }
 }

@@ -211,7 +211,16 @@ fn bulk_actors_match_single_packing() {
     let n = 20_000; // several chunks plus a partial one
     let (positions, yaws, clips, starts) = bulk_inputs(n);
     let mut out = vec![0.0; n * 8];
-    pack_actors_bulk(&mut out, &positions, &yaws, Some(&clips), Some(&starts), 3).unwrap();
+    pack_actors_bulk(
+        &mut out,
+        &positions,
+        &yaws,
+        Some(&clips),
+        Some(&starts),
+        3,
+        0.0,
+    )
+    .unwrap();
     let mut one = [0.0; 8];
     for i in [0, 1, 8191, 8192, 19_999] {
         let a = ActorState {
@@ -225,7 +234,7 @@ fn bulk_actors_match_single_packing() {
         pack_actor(&a, &mut one);
         assert_eq!(&out[i * 8..i * 8 + 8], &one, "actor {i}");
     }
-    pack_actors_bulk(&mut out, &positions, &yaws, None, None, 3).unwrap();
+    pack_actors_bulk(&mut out, &positions, &yaws, None, None, 3, 0.0).unwrap();
     let back = unpack_actor(&out[8 * 19_999..]);
     assert_eq!(
         (back.clip, back.start_time, back.scale, back.speed),
@@ -239,7 +248,7 @@ fn bulk_actors_report_the_first_error() {
     let (mut positions, yaws, mut clips, starts) = bulk_inputs(n);
     let mut out = vec![0.0; n * 8];
     assert_eq!(
-        pack_actors_bulk(&mut out[8..], &positions, &yaws, None, None, 3),
+        pack_actors_bulk(&mut out[8..], &positions, &yaws, None, None, 3, 0.0),
         Err(VatError::BadLength {
             what: "actor data floats",
             expected: n * 8,
@@ -247,13 +256,21 @@ fn bulk_actors_report_the_first_error() {
         })
     );
     assert!(matches!(
-        pack_actors_bulk(&mut out, &positions, &yaws[1..], None, None, 3),
+        pack_actors_bulk(&mut out, &positions, &yaws[1..], None, None, 3, 0.0),
         Err(VatError::BadLength { what: "yaws", .. })
     ));
     clips[17_000] = 3;
     clips[15_000] = -1;
     assert_eq!(
-        pack_actors_bulk(&mut out, &positions, &yaws, Some(&clips), Some(&starts), 3),
+        pack_actors_bulk(
+            &mut out,
+            &positions,
+            &yaws,
+            Some(&clips),
+            Some(&starts),
+            3,
+            0.0
+        ),
         Err(VatError::IndexOutOfRange {
             what: "clip index",
             index: -1,
@@ -263,7 +280,7 @@ fn bulk_actors_report_the_first_error() {
     positions[16_000].x = f32::NAN;
     positions[19_000].y = f32::INFINITY;
     assert_eq!(
-        pack_actors_bulk(&mut out, &positions, &yaws, None, None, 3),
+        pack_actors_bulk(&mut out, &positions, &yaws, None, None, 3, 0.0),
         Err(VatError::NonFinite {
             what: "position of actor 16000".into()
         })

@@ -300,20 +300,23 @@ impl AnimatedActorMeshInstance {
         let out = &mut gpu.actors.floats_mut()[..n * FLOATS_PER_ACTOR];
         let clips = (!clips.is_empty()).then_some(clips.as_slice());
         let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
-        if let Err(e) =
-            crowd::pack_actors_bulk(out, points, yaws.as_slice(), clips, starts, clip_count)
-        {
-            godot_error!("vat_crowd: set_actors: {e}; this frame's actors were not changed");
-            return;
-        }
-        if origin != 0.0 {
-            // Start times arrive in crowd seconds; the shader's clock is rebased.
-            out.chunks_exact_mut(FLOATS_PER_ACTOR)
-                .for_each(|a| a[4] -= origin);
-        }
+        let placed = match crowd::pack_actors_bulk(
+            out,
+            points,
+            yaws.as_slice(),
+            clips,
+            starts,
+            clip_count,
+            origin,
+        ) {
+            Ok(placed) => placed,
+            Err(e) => {
+                godot_error!("vat_crowd: set_actors: {e}; this frame's actors were not changed");
+                return;
+            }
+        };
         self.actor_count = n;
-        self.placed = PlacedBounds::default();
-        self.placed.add_all(points);
+        self.placed = PlacedBounds::of_positions(&placed);
     }
 
     /// Replaces model `model_index`'s instances this frame: one per entry of `actor_ids` (indices

@@ -6,7 +6,7 @@ use godot::prelude::*;
 use vat_core::layout::DATA_TEXTURE_WIDTH;
 
 /// Bytes written in place each frame and pushed with one `ImageTexture.update()`. The texture is
-/// re-created only when capacity grows, which happens by doubling.
+/// re-created only when capacity grows (see [`DataTexture::reserve`]).
 pub struct DataTexture {
     format: Format,
     bytes_per_item: usize,
@@ -42,19 +42,18 @@ impl DataTexture {
         t
     }
 
-    /// Makes room for `items`, doubling the capacity as needed. Returns true if it grew (the
-    /// texture object will be replaced at the next upload, so materials must be re-bound).
+    /// Makes room for `items`: whole rows, growing by at least half each time, so a crowd of a
+    /// steady size uploads no more rows than it uses and a growing one re-creates its texture
+    /// rarely. Returns true if it grew (the texture object will be replaced at the next upload,
+    /// so materials must be re-bound).
     pub fn reserve(&mut self, items: usize) -> bool {
         if items <= self.capacity && self.capacity > 0 {
             return false;
         }
         let items_per_row = DATA_TEXTURE_WIDTH as usize / self.texels_per_item;
-        let mut cap = self.capacity.max(items_per_row);
-        while cap < items {
-            cap *= 2;
-        }
-        self.capacity = cap;
-        self.bytes.resize(cap * self.bytes_per_item);
+        let wanted = items.max(self.capacity + self.capacity / 2).max(1);
+        self.capacity = wanted.div_ceil(items_per_row) * items_per_row;
+        self.bytes.resize(self.capacity * self.bytes_per_item);
         self.texture = None;
         true
     }

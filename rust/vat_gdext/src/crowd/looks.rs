@@ -29,13 +29,16 @@ impl PlacedBounds {
         self.max_scale = self.max_scale.max(scale);
     }
 
-    /// Adds many actors of scale 1.
-    pub fn add_all(&mut self, points: &[Vec3]) {
-        for p in points {
-            self.min = self.min.min(*p);
-            self.max = self.max.max(*p);
+    /// Actors of scale 1 whose positions span `positions`.
+    pub fn of_positions(positions: &Bounds) -> Self {
+        if positions.is_empty() {
+            return Self::default();
         }
-        self.max_scale = self.max_scale.max(1.0);
+        Self {
+            min: positions.min,
+            max: positions.max,
+            max_scale: 1.0,
+        }
     }
 
     /// Conservative bounds of a model drawn at every placed actor, turned by any yaw.
