@@ -258,4 +258,4 @@ pub fn crowd_bounds(positions: impl Iterator<Item = (Vec3, f32)>, model: &Bounds
 
 #[cfg(test)]
 #[path = "crowd_tests.rs"]
-mod tests;
+pub(crate) mod tests;

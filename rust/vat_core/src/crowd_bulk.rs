@@ -291,18 +291,9 @@ mod tests {
     //! The public functions run on one thread at test sizes; these run the same inputs through
     //! the rayon split as well and require identical results.
     use super::*;
+    use crate::crowd::tests::bulk_inputs as inputs;
 
     const SPLIT: usize = 1; // any item count goes parallel
-
-    fn inputs(n: usize) -> (Vec<Vec3>, Vec<f32>, Vec<i32>, Vec<f32>) {
-        let positions = (0..n)
-            .map(|i| Vec3::new(i as f32, 0.5, -(i as f32)))
-            .collect();
-        let yaws = (0..n).map(|i| i as f32 * 0.01).collect();
-        let clips = (0..n).map(|i| (i % 3) as i32).collect();
-        let starts = (0..n).map(|i| i as f32 * 0.5).collect();
-        (positions, yaws, clips, starts)
-    }
 
     #[test]
     fn split_and_single_thread_agree() {

@@ -196,7 +196,8 @@ fn crowd_bounds_hand_computed_and_conservative() {
     assert!(crowd_bounds(actors.iter().copied(), &Bounds::empty()).is_empty());
 }
 
-fn bulk_inputs(n: usize) -> (Vec<Vec3>, Vec<f32>, Vec<i32>, Vec<f32>) {
+/// Inputs for `n` actors of the bulk packers (also used by `crowd_bulk`'s own tests).
+pub(crate) fn bulk_inputs(n: usize) -> (Vec<Vec3>, Vec<f32>, Vec<i32>, Vec<f32>) {
     let positions = (0..n)
         .map(|i| Vec3::new(i as f32, 0.5, -(i as f32)))
         .collect();
