@@ -18,6 +18,11 @@
 //! `prev_elapsed + (t - start_time) * speed` and the pose is
 //! `mix(prev_pose, pose, (t - start_time) / blend_time)`.
 //!
+//! **Full transform** (a crowd option): [`ACTOR_TEXELS_FULL`] texels (16 f32, 64 bytes) per
+//! actor. T0 and T1 as above, except that `T0.w` holds `basis.z.z` instead of the yaw and the
+//! scale half of `T1.z` is 1; then `T2 = (x.x, x.y, x.z, y.x)`, `T3 = (y.y, y.z, z.x, z.y)` for
+//! the basis columns x, y, z (any rotation, non-uniform scale or shear). See [`pack_basis`].
+//!
 //! **Model instance**: [`MODEL_INSTANCE_BYTES`](crate::layout::MODEL_INSTANCE_BYTES) RGBA8 bytes per drawn instance: the actor index
 //! as 24-bit little-endian in r, g, b (the shader reads `r + 256 g + 65536 b` from
 //! `round(texel * 255)`), the look index in a.
@@ -30,15 +35,20 @@ use std::collections::HashMap;
 use glam::{Vec2, Vec3};
 
 use crate::bounds::Bounds;
-pub use crate::crowd_bulk::{pack_actor_states_bulk, pack_actors_bulk, pack_model_instances_bulk};
+pub use crate::crowd_bulk::{
+    pack_actor_states_bulk, pack_actors_bulk, pack_model_instances_bulk, BulkOptions,
+};
 use crate::error::{Result, VatError};
 use crate::half::{pack_half2, unpack_half2};
 use crate::layout::{
-    ACTOR_TEXELS, BLEND_BIAS, CLIP_CODE_BASE, DATA_TEXTURE_WIDTH, LOOK_TEXELS, MAX_CLIPS, MAX_LOOKS,
+    ACTOR_TEXELS, ACTOR_TEXELS_FULL, BLEND_BIAS, CLIP_CODE_BASE, DATA_TEXTURE_WIDTH, LOOK_TEXELS,
+    MAX_CLIPS, MAX_LOOKS,
 };
 
 /// Floats per actor record.
 pub const ACTOR_FLOATS: usize = ACTOR_TEXELS as usize * 4;
+/// Floats per actor record with a full transform.
+pub const ACTOR_FLOATS_FULL: usize = ACTOR_TEXELS_FULL as usize * 4;
 /// Floats per look in [`LookTable::pack`].
 pub const LOOK_FLOATS: usize = LOOK_TEXELS as usize * 4;
 /// Smallest capacity [`grow_capacity`] returns, so small crowds do not reallocate every add.
@@ -121,6 +131,36 @@ pub fn pack_actor(a: &ActorState, out: &mut [f32]) {
         pack_half2(a.prev_elapsed, blend + BLEND_BIAS),
     ];
     out.copy_from_slice(&record);
+}
+
+/// Writes the basis columns `cols` of a full-transform record (format in the module docs) into
+/// `out`, which already holds the record's first 8 floats from [`pack_actor`].
+/// Panics unless `out.len() == 16`.
+pub fn pack_basis(cols: [Vec3; 3], out: &mut [f32]) {
+    let [x, y, z] = cols;
+    out[3] = z.z;
+    out[8..16].copy_from_slice(&[x.x, x.y, x.z, y.x, y.y, y.z, z.x, z.y]);
+}
+
+/// Reads the basis columns back from a full-transform record (exactly as stored).
+pub fn unpack_basis(t: &[f32]) -> [Vec3; 3] {
+    [
+        Vec3::new(t[8], t[9], t[10]),
+        Vec3::new(t[11], t[12], t[13]),
+        Vec3::new(t[14], t[15], t[3]),
+    ]
+}
+
+/// The basis columns of a turn by `yaw` about +Y (as the shader's default transform).
+pub fn yaw_basis(yaw: f32) -> [Vec3; 3] {
+    let (s, c) = yaw.sin_cos();
+    [Vec3::new(c, 0.0, -s), Vec3::Y, Vec3::new(s, 0.0, c)]
+}
+
+/// A bound on how far `cols` can move a point from the origin, relative to its distance (the
+/// Frobenius norm, never below the largest singular value).
+pub fn basis_stretch(cols: [Vec3; 3]) -> f32 {
+    (cols[0].length_squared() + cols[1].length_squared() + cols[2].length_squared()).sqrt()
 }
 
 /// Reads an actor record back. Speed, scale, prev_elapsed and blend_time come back as the f16

@@ -11,7 +11,10 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::bounds::Bounds;
-use crate::crowd::{clip_code, pack_actor, pack_model_instance, ActorState, ACTOR_FLOATS};
+use crate::crowd::{
+    clip_code, pack_actor, pack_basis, pack_model_instance, yaw_basis, ActorState, ACTOR_FLOATS,
+    ACTOR_FLOATS_FULL,
+};
 use crate::error::{Result, VatError};
 use crate::half::pack_half2;
 use crate::layout::{BLEND_BIAS, MAX_ACTORS, MAX_CLIPS, MODEL_INSTANCE_BYTES};
@@ -70,13 +73,25 @@ fn check_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
     }
 }
 
-/// Packs `positions.len()` actors into `out` (8 floats each) with speed 1, scale 1, no blend,
+/// How [`pack_actors_bulk`] checks and stores its actors.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BulkOptions {
+    /// Clips of the crowd's models: clip indices must be below it.
+    pub n_clips: u32,
+    /// The crowd clock's rebased origin, subtracted from every start time.
+    pub time_origin: f32,
+    /// Write full-transform records (16 floats, the yaw as a basis) instead of 8 floats.
+    pub full_transform: bool,
+}
+
+/// Packs `positions.len()` actors into `out` (8 floats each, or 16 with `full_transform`: the yaw
+/// as a basis) with speed 1, scale 1, no blend,
 /// `prev_clip = clip`; `clips` / `start_times` default to 0. Start times are stored less
-/// `time_origin` (the crowd clock's rebased origin, see [`crate::clock`]). Returns the bounds of
+/// `options.time_origin` (the crowd clock's rebased origin, see [`crate::clock`]). Returns the bounds of
 /// the positions. Parallel from [`PARALLEL_MIN_ITEMS`] actors.
 ///
 /// Errors: [`VatError::BadLength`] if `out` or an array does not match the actor count;
-/// [`VatError::IndexOutOfRange`] for a clip outside `0..n_clips`; [`VatError::NonFinite`] for a
+/// [`VatError::IndexOutOfRange`] for a clip outside `0..options.n_clips`; [`VatError::NonFinite`] for a
 /// position, yaw or start time. The lowest offending actor is reported, and `out` is untouched.
 pub fn pack_actors_bulk(
     out: &mut [f32],
@@ -84,9 +99,13 @@ pub fn pack_actors_bulk(
     yaws: &[f32],
     clips: Option<&[i32]>,
     start_times: Option<&[f32]>,
-    n_clips: u32,
-    time_origin: f32,
+    options: BulkOptions,
 ) -> Result<Bounds> {
+    let BulkOptions {
+        n_clips,
+        time_origin,
+        full_transform,
+    } = options;
     pack_actors_split(
         out,
         &BulkActors {
@@ -96,6 +115,11 @@ pub fn pack_actors_bulk(
             start_times,
             n_clips: n_clips.min(MAX_CLIPS),
             time_origin,
+            stride: if full_transform {
+                ACTOR_FLOATS_FULL
+            } else {
+                ACTOR_FLOATS
+            },
         },
         PARALLEL_MIN_ITEMS,
     )
@@ -103,7 +127,7 @@ pub fn pack_actors_bulk(
 
 fn pack_actors_split(out: &mut [f32], input: &BulkActors, parallel_min: usize) -> Result<Bounds> {
     let n = input.positions.len();
-    check_len("actor data floats", n * ACTOR_FLOATS, out.len())?;
+    check_len("actor data floats", n * input.stride, out.len())?;
     check_len("yaws", n, input.yaws.len())?;
     if let Some(c) = input.clips {
         check_len("clips", n, c.len())?;
@@ -118,7 +142,7 @@ fn pack_actors_split(out: &mut [f32], input: &BulkActors, parallel_min: usize) -
             (start..end).find_map(|i| input.check(i).err().map(|e| (i, e)))
         })?;
     }
-    split.write(out, ACTOR_FLOATS, |start, out| input.pack_range(start, out));
+    split.write(out, input.stride, |start, out| input.pack_range(start, out));
     Ok(Bounds::from_points(input.positions))
 }
 
@@ -143,6 +167,8 @@ struct BulkActors<'a> {
     start_times: Option<&'a [f32]>,
     n_clips: u32,
     time_origin: f32,
+    /// Floats per record: [`ACTOR_FLOATS`] or [`ACTOR_FLOATS_FULL`].
+    stride: usize,
 }
 
 impl BulkActors<'_> {
@@ -166,7 +192,7 @@ impl BulkActors<'_> {
 
     /// Writes the (validated) actors from `start` on into `out`.
     fn pack_range(&self, start: usize, out: &mut [f32]) {
-        let end = start + out.len() / ACTOR_FLOATS;
+        let end = start + out.len() / self.stride;
         let clips = self.clips.map(|c| &c[start..end]);
         let starts = self.start_times.map(|s| &s[start..end]);
         let zero_clips = std::iter::repeat(0);
@@ -189,14 +215,27 @@ impl BulkActors<'_> {
     ) {
         let tail = [pack_half2(1.0, 1.0), pack_half2(0.0, BLEND_BIAS)];
         let origin = self.time_origin;
+        let full = self.stride == ACTOR_FLOATS_FULL;
         let items = out
-            .chunks_exact_mut(ACTOR_FLOATS)
+            .chunks_exact_mut(self.stride)
             .zip(&self.positions[start..])
             .zip(&self.yaws[start..])
             .zip(clips.zip(starts));
         for (((rec, p), &yaw), (clip, t)) in items {
             let code = clip_code(clip as u32, clip as u32);
-            rec.copy_from_slice(&[p.x, p.y, p.z, yaw, t - origin, code, tail[0], tail[1]]);
+            rec[..ACTOR_FLOATS].copy_from_slice(&[
+                p.x,
+                p.y,
+                p.z,
+                yaw,
+                t - origin,
+                code,
+                tail[0],
+                tail[1],
+            ]);
+            if full {
+                pack_basis(yaw_basis(yaw), rec);
+            }
         }
     }
 
@@ -306,6 +345,7 @@ mod tests {
             start_times: Some(&starts),
             n_clips: 3,
             time_origin: 2.0,
+            stride: ACTOR_FLOATS,
         };
         let mut a = vec![0.0; n * ACTOR_FLOATS];
         let mut b = vec![1.0; n * ACTOR_FLOATS];
@@ -347,6 +387,7 @@ mod tests {
             start_times: Some(&starts),
             n_clips: 3,
             time_origin: 0.0,
+            stride: ACTOR_FLOATS,
         };
         let mut out = vec![-7.0; n * ACTOR_FLOATS];
         assert_eq!(

@@ -196,6 +196,15 @@ fn crowd_bounds_hand_computed_and_conservative() {
     assert!(crowd_bounds(actors.iter().copied(), &Bounds::empty()).is_empty());
 }
 
+/// Bulk options for a 3-clip crowd at clock origin 0.
+fn opts(full_transform: bool) -> BulkOptions {
+    BulkOptions {
+        n_clips: 3,
+        time_origin: 0.0,
+        full_transform,
+    }
+}
+
 /// Inputs for `n` actors of the bulk packers (also used by `crowd_bulk`'s own tests).
 pub(crate) fn bulk_inputs(n: usize) -> (Vec<Vec3>, Vec<f32>, Vec<i32>, Vec<f32>) {
     let positions = (0..n)
@@ -218,8 +227,7 @@ fn bulk_actors_match_single_packing() {
         &yaws,
         Some(&clips),
         Some(&starts),
-        3,
-        0.0,
+        opts(false),
     )
     .unwrap();
     let mut one = [0.0; 8];
@@ -235,7 +243,7 @@ fn bulk_actors_match_single_packing() {
         pack_actor(&a, &mut one);
         assert_eq!(&out[i * 8..i * 8 + 8], &one, "actor {i}");
     }
-    pack_actors_bulk(&mut out, &positions, &yaws, None, None, 3, 0.0).unwrap();
+    pack_actors_bulk(&mut out, &positions, &yaws, None, None, opts(false)).unwrap();
     let back = unpack_actor(&out[8 * 19_999..]);
     assert_eq!(
         (back.clip, back.start_time, back.scale, back.speed),
@@ -249,7 +257,7 @@ fn bulk_actors_report_the_first_error() {
     let (mut positions, yaws, mut clips, starts) = bulk_inputs(n);
     let mut out = vec![0.0; n * 8];
     assert_eq!(
-        pack_actors_bulk(&mut out[8..], &positions, &yaws, None, None, 3, 0.0),
+        pack_actors_bulk(&mut out[8..], &positions, &yaws, None, None, opts(false)),
         Err(VatError::BadLength {
             what: "actor data floats",
             expected: n * 8,
@@ -257,7 +265,7 @@ fn bulk_actors_report_the_first_error() {
         })
     );
     assert!(matches!(
-        pack_actors_bulk(&mut out, &positions, &yaws[1..], None, None, 3, 0.0),
+        pack_actors_bulk(&mut out, &positions, &yaws[1..], None, None, opts(false)),
         Err(VatError::BadLength { what: "yaws", .. })
     ));
     clips[17_000] = 3;
@@ -269,8 +277,7 @@ fn bulk_actors_report_the_first_error() {
             &yaws,
             Some(&clips),
             Some(&starts),
-            3,
-            0.0
+            opts(false)
         ),
         Err(VatError::IndexOutOfRange {
             what: "clip index",
@@ -281,7 +288,7 @@ fn bulk_actors_report_the_first_error() {
     positions[16_000].x = f32::NAN;
     positions[19_000].y = f32::INFINITY;
     assert_eq!(
-        pack_actors_bulk(&mut out, &positions, &yaws, None, None, 3, 0.0),
+        pack_actors_bulk(&mut out, &positions, &yaws, None, None, opts(false)),
         Err(VatError::NonFinite {
             what: "position of actor 16000".into()
         })
@@ -333,4 +340,52 @@ fn bulk_model_instances() {
         })
     );
     assert!(pack_model_instances_bulk(&mut out[..4], &ids, 9, 60_000).is_err());
+}
+
+#[test]
+fn full_transform_records() {
+    let (positions, yaws, clips, starts) = bulk_inputs(50);
+    let mut out = vec![0.0; 50 * ACTOR_FLOATS_FULL];
+    pack_actors_bulk(
+        &mut out,
+        &positions,
+        &yaws,
+        Some(&clips),
+        Some(&starts),
+        opts(true),
+    )
+    .unwrap();
+    let rec = &out[17 * ACTOR_FLOATS_FULL..18 * ACTOR_FLOATS_FULL];
+    let a = unpack_actor(rec);
+    assert_eq!(
+        (a.position, a.clip, a.start_time),
+        (positions[17], clips[17] as u32, starts[17])
+    );
+    // The stored basis turns +X exactly as a yaw turn does.
+    let [x, y, z] = unpack_basis(rec);
+    let (s, c) = yaws[17].sin_cos();
+    assert_eq!(x, Vec3::new(c, 0.0, -s));
+    assert_eq!((y, z), (Vec3::Y, Vec3::new(s, 0.0, c)));
+
+    let cols = [
+        Vec3::new(1.0, 2.0, 3.0),
+        Vec3::new(-4.0, 5.0, 6.0),
+        Vec3::new(7.0, -8.0, 9.5),
+    ];
+    let mut one = [0.0; ACTOR_FLOATS_FULL];
+    pack_actor(
+        &ActorState {
+            clip: 2,
+            ..ActorState::default()
+        },
+        &mut one[..ACTOR_FLOATS],
+    );
+    pack_basis(cols, &mut one);
+    assert_eq!(unpack_basis(&one), cols);
+    assert_eq!(unpack_actor(&one).clip, 2);
+    // Stretch bounds every column's effect: |B v| <= stretch * |v|.
+    let v = Vec3::new(0.3, -0.7, 0.2);
+    let bv = cols[0] * v.x + cols[1] * v.y + cols[2] * v.z;
+    assert!(bv.length() <= basis_stretch(cols) * v.length());
+    assert_eq!(basis_stretch([Vec3::X, Vec3::Y, Vec3::Z]), 3f32.sqrt());
 }

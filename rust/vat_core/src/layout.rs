@@ -11,6 +11,9 @@ pub const VAT_MAX_WIDTH: u32 = 16384;
 pub const DATA_TEXTURE_WIDTH: u32 = 4096;
 /// RGBA32F texels per actor record (2 texels = 8 floats = 32 bytes).
 pub const ACTOR_TEXELS: u32 = 2;
+/// RGBA32F texels per actor record when the crowd stores full 3x4 transforms (64 bytes): the
+/// default two, with the last basis entry in place of the yaw, plus two texels of basis.
+pub const ACTOR_TEXELS_FULL: u32 = 4;
 /// Multiplier of the previous clip in a clip code `clip + CLIP_CODE_BASE * prev_clip`.
 pub const CLIP_CODE_BASE: u32 = 4096;
 /// Clips one model may bake; keeps every clip code below 2^24, so it is exact in an f32.
@@ -33,6 +36,10 @@ const _: () = assert!(MAX_CLIPS < CLIP_CODE_BASE);
 // A full crowd's actor texture must fit the texture size limit.
 const _: () = assert!(
     MAX_ACTORS as u64 * ACTOR_TEXELS as u64 / DATA_TEXTURE_WIDTH as u64 <= MAX_TEXTURE_SIZE as u64
+);
+const _: () = assert!(
+    MAX_ACTORS as u64 * ACTOR_TEXELS_FULL as u64 / DATA_TEXTURE_WIDTH as u64
+        <= MAX_TEXTURE_SIZE as u64
 );
 // The look index is a u8, and the look texture is one row.
 const _: () = assert!(MAX_LOOKS <= 256);

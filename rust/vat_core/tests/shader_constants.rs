@@ -28,6 +28,10 @@ fn shader_constants_match_the_packer() {
         layout::ACTOR_TEXELS.to_string()
     );
     assert_eq!(
+        shader_define("VAT_ACTOR_TEXELS_FULL"),
+        layout::ACTOR_TEXELS_FULL.to_string()
+    );
+    assert_eq!(
         shader_define("VAT_CLIP_CODE_BASE"),
         layout::CLIP_CODE_BASE.to_string()
     );

@@ -7,15 +7,13 @@ use godot::classes::{INode3D, Material, Node3D};
 use godot::obj::EngineEnum;
 use godot::prelude::*;
 use vat_core::clock::CrowdClock;
-use vat_core::crowd::{self, ActorState, LookTable};
-use vat_core::layout::ACTOR_TEXELS;
+use vat_core::crowd::{self, ActorState, LookTable, ACTOR_FLOATS, ACTOR_FLOATS_FULL};
+use vat_core::layout::{ACTOR_TEXELS, ACTOR_TEXELS_FULL};
 
 use crate::convert;
 use crate::crowd::gpu::{report_once, CrowdGpu};
 use crate::crowd::looks::PlacedBounds;
 use crate::vertex_animation::VertexAnimation;
-
-const FLOATS_PER_ACTOR: usize = ACTOR_TEXELS as usize * 4;
 
 /// Draws crowds of actors, each carrying several models (body, sword, shield…) that share the
 /// actor's transform and animation state. Every frame: `begin()`, then `add_actor()` followed by
@@ -50,6 +48,12 @@ pub struct AnimatedActorMeshInstance {
     #[export]
     #[init(val = true)]
     interpolate: bool,
+    /// Store each actor's whole 3x4 transform (any rotation, non-uniform scale or shear: units on
+    /// slopes, tumbling debris) at 64 bytes per actor. Off (the default): position, yaw about +Y
+    /// and uniform scale only, at 32 bytes. Changing it rebuilds the crowd's GPU objects.
+    #[export]
+    #[var(get = get_full_transform, set = set_full_transform)]
+    full_transform: bool,
     /// Multiplies the clock's advance per frame.
     #[export]
     #[init(val = 1.0)]
@@ -136,6 +140,22 @@ impl AnimatedActorMeshInstance {
         }
     }
 
+    /// Whether actors store their whole 3x4 transform.
+    #[func]
+    fn get_full_transform(&self) -> bool {
+        self.full_transform
+    }
+
+    /// Switches between full 3x4 transforms and position + yaw + scale; rebuilds the GPU objects
+    /// (this frame's actors are dropped).
+    #[func]
+    fn set_full_transform(&mut self, full: bool) {
+        if full != self.full_transform {
+            self.full_transform = full;
+            self.reset_gpu();
+        }
+    }
+
     /// The crowd clock in seconds.
     #[func]
     fn get_time(&self) -> f64 {
@@ -159,7 +179,8 @@ impl AnimatedActorMeshInstance {
         self.placed = PlacedBounds::default();
     }
 
-    /// Adds an actor at `transform` (position, yaw about +Y and uniform scale are used) playing
+    /// Adds an actor at `transform` (the whole transform with `full_transform`, else its position,
+    /// yaw about +Y and uniform scale) playing
     /// `clip` since `start_time` (crowd seconds; NAN means now) at `speed`. Returns its index for
     /// this frame, or -1 with an error if the transform is not finite or the clip is out of range.
     #[func]
@@ -203,13 +224,26 @@ impl AnimatedActorMeshInstance {
             ..ActorState::default()
         };
         let index = self.actor_count;
+        let stride = self.stride();
+        let cols = self.full_transform.then(|| convert::basis_cols(transform));
         let gpu = self.gpu.as_mut().expect("ensured");
         gpu.actors.reserve(index + 1);
-        crowd::pack_actor(
-            &state,
-            &mut gpu.actors.floats_mut()[index * FLOATS_PER_ACTOR..(index + 1) * FLOATS_PER_ACTOR],
-        );
-        self.placed.add(position, scale);
+        let rec = &mut gpu.actors.floats_mut()[index * stride..(index + 1) * stride];
+        match cols {
+            Some(cols) => {
+                let state = ActorState {
+                    scale: 1.0,
+                    ..state
+                };
+                crowd::pack_actor(&state, &mut rec[..ACTOR_FLOATS]);
+                crowd::pack_basis(cols, rec);
+                self.placed.add_full(position, crowd::basis_stretch(cols));
+            }
+            None => {
+                crowd::pack_actor(&state, rec);
+                self.placed.add(position, scale);
+            }
+        }
         self.actor_count += 1;
         index as i32
     }
@@ -239,9 +273,10 @@ impl AnimatedActorMeshInstance {
             return;
         }
         let origin = self.clock.origin();
+        let stride = self.stride();
         let gpu = self.gpu.as_mut().expect("actors exist");
-        let rec = &mut gpu.actors.floats_mut()
-            [actor as usize * FLOATS_PER_ACTOR..(actor as usize + 1) * FLOATS_PER_ACTOR];
+        let at = actor as usize * stride;
+        let rec = &mut gpu.actors.floats_mut()[at..at + ACTOR_FLOATS];
         let mut state = crowd::unpack_actor(rec);
         state.prev_clip = prev_clip as u32;
         let start_abs = f64::from(state.start_time) + origin;
@@ -295,9 +330,10 @@ impl AnimatedActorMeshInstance {
         let points = convert::vec3_slice(positions.as_slice());
         let origin = self.clock.origin() as f32;
         let clip_count = self.clip_count;
+        let (stride, full) = (self.stride(), self.full_transform);
         let gpu = self.gpu.as_mut().expect("ensured");
         gpu.actors.reserve(n);
-        let out = &mut gpu.actors.floats_mut()[..n * FLOATS_PER_ACTOR];
+        let out = &mut gpu.actors.floats_mut()[..n * stride];
         let clips = (!clips.is_empty()).then_some(clips.as_slice());
         let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
         let placed = match crowd::pack_actors_bulk(
@@ -306,8 +342,11 @@ impl AnimatedActorMeshInstance {
             yaws.as_slice(),
             clips,
             starts,
-            clip_count,
-            origin,
+            crowd::BulkOptions {
+                n_clips: clip_count,
+                time_origin: origin,
+                full_transform: full,
+            },
         ) {
             Ok(placed) => placed,
             Err(e) => {
@@ -398,6 +437,15 @@ impl AnimatedActorMeshInstance {
 }
 
 impl AnimatedActorMeshInstance {
+    /// Floats per actor record.
+    fn stride(&self) -> usize {
+        if self.full_transform {
+            ACTOR_FLOATS_FULL
+        } else {
+            ACTOR_FLOATS
+        }
+    }
+
     fn reset_gpu(&mut self) {
         if let Some(gpu) = self.gpu.take() {
             gpu.free();
@@ -451,11 +499,17 @@ impl AnimatedActorMeshInstance {
         }
         let overrides: Vec<Option<Gd<Material>>> = self.material_overrides.iter_shared().collect();
         let mut owner = self.to_gd().upcast::<Node3D>();
+        let texels = if self.full_transform {
+            ACTOR_TEXELS_FULL
+        } else {
+            ACTOR_TEXELS
+        };
         let gpu = CrowdGpu::new(
             &mut owner,
             &models,
             &overrides,
             shadow_setting(self.cast_shadow),
+            texels,
         )?;
         self.clip_count = first.len() as u32;
         self.model_counts = vec![0; models.len()];
@@ -512,10 +566,10 @@ impl AnimatedActorMeshInstance {
         if delta == 0.0 {
             return;
         }
-        let n = self.actor_count;
+        let (n, stride) = (self.actor_count, self.stride());
         if let Some(gpu) = &mut self.gpu {
-            gpu.actors.floats_mut()[..n * FLOATS_PER_ACTOR]
-                .chunks_exact_mut(FLOATS_PER_ACTOR)
+            gpu.actors.floats_mut()[..n * stride]
+                .chunks_exact_mut(stride)
                 .for_each(|a| a[4] -= delta);
         }
     }

@@ -562,6 +562,7 @@ impl AnimatedMeshInstance {
                 std::slice::from_ref(&animation),
                 std::slice::from_ref(&self.material_override),
                 shadow_setting(self.cast_shadow),
+                ACTOR_TEXELS,
             )?;
             self.clip_count = animation.bind().get_clip_count() as u32;
             self.variation_count = animation

@@ -71,6 +71,15 @@ pub fn actor_pose(t: Transform3D) -> Option<(glam::Vec3, f32, f32)> {
     }
 }
 
+/// The basis columns of a Godot transform.
+pub fn basis_cols(t: Transform3D) -> [glam::Vec3; 3] {
+    [
+        vec3(t.basis.col_a()),
+        vec3(t.basis.col_b()),
+        vec3(t.basis.col_c()),
+    ]
+}
+
 /// Views Godot vectors as glam vectors without copying (both are three packed f32).
 pub fn vec3_slice(v: &[Vector3]) -> &[glam::Vec3] {
     const _: () = assert!(std::mem::size_of::<Vector3>() == std::mem::size_of::<glam::Vec3>());

@@ -1,7 +1,8 @@
 //! One crowd's GPU objects: a MultiMeshInstance3D per model over shared actor data.
 //!
 //! Texel formats (see `vat_core::crowd` for the bit layout):
-//! - actors: RGBA32F, `ACTOR_TEXELS` (2) texels = 32 bytes per actor, shared by all its models;
+//! - actors: RGBA32F, `ACTOR_TEXELS` (2) texels = 32 bytes per actor (`ACTOR_TEXELS_FULL`, 4, with
+//!   full transforms), shared by all its models;
 //! - model instances: RGBA8, 4 bytes each (actor index in rgb, look in a), one texture per model;
 //! - looks: RGBA32F, 2 texels per distinct (tint, variation), one texture per model.
 
@@ -12,7 +13,7 @@ use godot::classes::node::{InternalMode, PhysicsInterpolationMode};
 use godot::classes::{ArrayMesh, Material, MultiMesh, MultiMeshInstance3D, Node3D, ShaderMaterial};
 use godot::prelude::*;
 use vat_core::encode::Bounds;
-use vat_core::layout::{ACTOR_TEXELS, MAX_LOOKS};
+use vat_core::layout::{ACTOR_TEXELS_FULL, MAX_LOOKS};
 
 use super::data_texture::DataTexture;
 use super::material;
@@ -50,23 +51,28 @@ pub struct CrowdGpu {
 }
 
 impl CrowdGpu {
-    /// Creates the MultiMeshInstance3Ds as internal children of `owner`.
+    /// Creates the MultiMeshInstance3Ds as internal children of `owner`, for actor records of
+    /// `actor_texels` texels (`ACTOR_TEXELS`, or `ACTOR_TEXELS_FULL` for full transforms).
     pub fn new(
         owner: &mut Gd<Node3D>,
         animations: &[Gd<VertexAnimation>],
         override_materials: &[Option<Gd<Material>>],
         cast_shadow: ShadowCastingSetting,
+        actor_texels: u32,
     ) -> Result<Self, String> {
+        let full = actor_texels == ACTOR_TEXELS_FULL;
         let mut models = Vec::new();
         for (i, animation) in animations.iter().enumerate() {
             let override_material = override_materials.get(i).and_then(|m| m.as_ref());
-            models.push(
-                ModelGpu::new(owner, animation, override_material, cast_shadow)
-                    .map_err(|e| format!("model {i}: {e}"))?,
-            );
+            let mut model = ModelGpu::new(owner, animation, override_material, cast_shadow)
+                .map_err(|e| format!("model {i}: {e}"))?;
+            for m in model.materials.iter_mut() {
+                m.set_shader_parameter("vat_full_transform", &full.to_variant());
+            }
+            models.push(model);
         }
         Ok(Self {
-            actors: DataTexture::new(Format::RGBAF, 16, ACTOR_TEXELS as usize, 0),
+            actors: DataTexture::new(Format::RGBAF, 16, actor_texels as usize, 0),
             models,
         })
     }

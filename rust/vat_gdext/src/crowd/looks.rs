@@ -9,6 +9,8 @@ pub struct PlacedBounds {
     min: Vec3,
     max: Vec3,
     max_scale: f32,
+    /// Some actor has a full transform (may tilt): bound the model by a sphere.
+    tilted: bool,
 }
 
 impl Default for PlacedBounds {
@@ -17,6 +19,7 @@ impl Default for PlacedBounds {
             min: Vec3::splat(f32::INFINITY),
             max: Vec3::splat(f32::NEG_INFINITY),
             max_scale: 0.0,
+            tilted: false,
         }
     }
 }
@@ -29,6 +32,12 @@ impl PlacedBounds {
         self.max_scale = self.max_scale.max(scale);
     }
 
+    /// Adds an actor at `p` with a full transform whose basis stretches by at most `stretch`.
+    pub fn add_full(&mut self, p: Vec3, stretch: f32) {
+        self.add(p, stretch);
+        self.tilted = true;
+    }
+
     /// Actors of scale 1 whose positions span `positions`.
     pub fn of_positions(positions: &Bounds) -> Self {
         if positions.is_empty() {
@@ -38,6 +47,7 @@ impl PlacedBounds {
             min: positions.min,
             max: positions.max,
             max_scale: 1.0,
+            tilted: false,
         }
     }
 
@@ -50,6 +60,14 @@ impl PlacedBounds {
             };
         }
         let s = self.max_scale;
+        if self.tilted {
+            // Any rotation: a sphere through the model's farthest corner.
+            let r = model.min.abs().max(model.max.abs()).length() * s;
+            return Bounds {
+                min: self.min - Vec3::splat(r),
+                max: self.max + Vec3::splat(r),
+            };
+        }
         let rx = model.min.x.abs().max(model.max.x.abs());
         let rz = model.min.z.abs().max(model.max.z.abs());
         let r = (rx * rx + rz * rz).sqrt() * s;
