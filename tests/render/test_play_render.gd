@@ -185,6 +185,23 @@ func test_full_transform_matches_a_tilted_skeleton() -> void:
 	plain.queue_free()
 	await frames(1)
 	check(image_diff(a, c)["mean_abs"] > 3.0 * maxf(d["mean_abs"], 0.1), "yaw-only actors ignore the tilt")
+	# The retained node with the same option.
+	var retained := AnimatedMeshInstance.new()
+	retained.animation = va
+	retained.full_transform = true
+	retained.paused = true
+	root.add_child(retained)
+	retained.time = 0.0
+	retained.add_instance(xform, va.find_clip("walk"))
+	retained.time = 0.3
+	retained.submit()
+	var e := await capture()
+	retained.queue_free()
+	await frames(1)
+	var de := image_diff(a, e)
+	print("    full transform, AnimatedMeshInstance: mean %.3f/255, %.4f%% over 32/255" % [de["mean_abs"], de["frac_over_32"] * 100.0])
+	check(de["mean_abs"] <= 1.5, "retained full transform mean abs diff %.3f <= 1.5" % de["mean_abs"])
+	check(de["frac_over_32"] <= 0.005, "retained full transform pixels off %.4f%% <= 0.5%%" % (de["frac_over_32"] * 100.0))
 
 
 func _flat_material() -> ShaderMaterial:

@@ -5,8 +5,8 @@ use std::time::Instant;
 use godot::classes::{INode3D, Material, Node3D};
 use godot::prelude::*;
 use vat_core::clock::CrowdClock;
-use vat_core::crowd::{self, ActorState, LookTable};
-use vat_core::layout::ACTOR_TEXELS;
+use vat_core::crowd::{self, ActorState, LookTable, ACTOR_FLOATS, ACTOR_FLOATS_FULL};
+use vat_core::layout::{ACTOR_TEXELS, ACTOR_TEXELS_FULL};
 
 use crate::animated_actor_mesh_instance::shadow_setting;
 use crate::convert;
@@ -14,14 +14,14 @@ use crate::crowd::gpu::{report_once, CrowdGpu};
 use crate::crowd::looks::PlacedBounds;
 use crate::vertex_animation::VertexAnimation;
 
-const FLOATS_PER_ACTOR: usize = ACTOR_TEXELS as usize * 4;
-
 /// One instance as the node remembers it between frames.
 #[derive(Clone)]
 struct Instance {
     position: glam::Vec3,
     yaw: f32,
     scale: f32,
+    /// The whole basis, drawn only with `full_transform` (else yaw and scale are).
+    basis: [glam::Vec3; 3],
     clip: u32,
     prev_clip: u32,
     start: f64,
@@ -62,6 +62,11 @@ pub struct AnimatedMeshInstance {
     #[export]
     #[init(val = true)]
     interpolate: bool,
+    /// Store each instance's whole 3x4 transform (any rotation, non-uniform scale or shear) at
+    /// 64 bytes per instance. Off (the default): position, yaw about +Y and uniform scale, at 32.
+    #[export]
+    #[var(get = get_full_transform, set = set_full_transform)]
+    full_transform: bool,
     /// Submit changes automatically at the end of each frame's processing.
     #[export]
     #[init(val = true)]
@@ -142,6 +147,22 @@ impl AnimatedMeshInstance {
         self.reset_gpu();
     }
 
+    /// Whether instances store their whole 3x4 transform.
+    #[func]
+    fn get_full_transform(&self) -> bool {
+        self.full_transform
+    }
+
+    /// Switches between full 3x4 transforms and position + yaw + scale (instances are kept and
+    /// redrawn the new way at the next submit).
+    #[func]
+    fn set_full_transform(&mut self, full: bool) {
+        if full != self.full_transform {
+            self.full_transform = full;
+            self.reset_gpu();
+        }
+    }
+
     /// The crowd clock in seconds.
     #[func]
     fn get_time(&self) -> f64 {
@@ -155,8 +176,9 @@ impl AnimatedMeshInstance {
         self.dirty = true;
     }
 
-    /// Adds an instance at `transform` (position, yaw about +Y, uniform scale) playing `clip` from
-    /// now, with a `tint` and texture `variation`. Returns its id, or -1 with an error.
+    /// Adds an instance at `transform` (the whole transform with `full_transform`, else its
+    /// position, yaw about +Y and uniform scale) playing `clip` from now, with a `tint` and
+    /// texture `variation`. Returns its id, or -1 with an error.
     #[func]
     fn add_instance(
         &mut self,
@@ -181,6 +203,7 @@ impl AnimatedMeshInstance {
             position,
             yaw,
             scale,
+            basis: convert::basis_cols(transform),
             clip: clip as u32,
             prev_clip: clip as u32,
             start: self.clock.time(),
@@ -230,6 +253,7 @@ impl AnimatedMeshInstance {
                 position: *p,
                 yaw: *y,
                 scale: 1.0,
+                basis: crowd::yaw_basis(*y),
                 clip: clip as u32,
                 prev_clip: clip as u32,
                 start: now,
@@ -262,6 +286,7 @@ impl AnimatedMeshInstance {
         };
         let inst = &mut self.slots[slot];
         (inst.position, inst.yaw, inst.scale) = (position, yaw, scale);
+        inst.basis = convert::basis_cols(transform);
         self.dirty = true;
     }
 
@@ -294,6 +319,7 @@ impl AnimatedMeshInstance {
             let inst = &mut self.slots[slot];
             inst.position = *p;
             inst.yaw = *y;
+            inst.basis = crowd::yaw_basis(*y).map(|c| c * inst.scale);
         }
         self.dirty = true;
     }
@@ -428,6 +454,12 @@ impl AnimatedMeshInstance {
         let n = self.slots.len();
         let mut looks = LookTable::new();
         let mut placed = PlacedBounds::default();
+        let full = self.full_transform;
+        let stride = if full {
+            ACTOR_FLOATS_FULL
+        } else {
+            ACTOR_FLOATS
+        };
         let gpu = self.gpu.as_mut().expect("ensured");
         gpu.actors.reserve(n);
         gpu.models[0].indices.reserve(n);
@@ -443,10 +475,19 @@ impl AnimatedMeshInstance {
                 prev_elapsed: inst.prev_elapsed,
                 blend_time: inst.blend_time,
             };
-            crowd::pack_actor(
-                &state,
-                &mut gpu.actors.floats_mut()[i * FLOATS_PER_ACTOR..(i + 1) * FLOATS_PER_ACTOR],
-            );
+            let rec = &mut gpu.actors.floats_mut()[i * stride..(i + 1) * stride];
+            if full {
+                let state = ActorState {
+                    scale: 1.0,
+                    ..state
+                };
+                crowd::pack_actor(&state, &mut rec[..ACTOR_FLOATS]);
+                crowd::pack_basis(inst.basis, rec);
+                placed.add_full(inst.position, crowd::basis_stretch(inst.basis));
+            } else {
+                crowd::pack_actor(&state, rec);
+                placed.add(inst.position, inst.scale);
+            }
             let look = looks
                 .index_of(inst.tint, inst.variation)
                 .unwrap_or_else(|e| {
@@ -458,7 +499,6 @@ impl AnimatedMeshInstance {
                 });
             gpu.models[0].indices.bytes_mut()[i * 4..i * 4 + 4]
                 .copy_from_slice(&crowd::pack_model_instance(i as u32, look));
-            placed.add(inst.position, inst.scale);
         }
         let mut packed = Vec::new();
         looks.pack(&mut packed);
@@ -562,7 +602,11 @@ impl AnimatedMeshInstance {
                 std::slice::from_ref(&animation),
                 std::slice::from_ref(&self.material_override),
                 shadow_setting(self.cast_shadow),
-                ACTOR_TEXELS,
+                if self.full_transform {
+                    ACTOR_TEXELS_FULL
+                } else {
+                    ACTOR_TEXELS
+                },
             )?;
             self.clip_count = animation.bind().get_clip_count() as u32;
             self.variation_count = animation
