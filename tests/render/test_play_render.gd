@@ -204,6 +204,57 @@ func test_full_transform_matches_a_tilted_skeleton() -> void:
 	check(de["frac_over_32"] <= 0.005, "retained full transform pixels off %.4f%% <= 0.5%%" % (de["frac_over_32"] * 100.0))
 
 
+# billboard: an actor with yaw 0 turns to face the camera, so it looks like the skeletal soldier
+# turned by the camera's bearing; both crowd nodes.
+func test_billboard_faces_the_camera() -> void:
+	var cam_pos := Vector3(2.2, 1.3, -1.6)
+	_stage(cam_pos, Vector3(0, 0.8, 0))
+	var full := (load(SOLDIER) as PackedScene).instantiate()
+	var paths := []
+	for mi in full.find_children("*", "MeshInstance3D", true, false):
+		paths.append(full.get_path_to(mi))
+	full.free()
+	var va := _bake(paths)
+	var soldier := _skeletal("idle", 0.4)
+	soldier.rotation.y = atan2(cam_pos.x, cam_pos.z)
+	var a := await capture()
+	soldier.queue_free()
+	var actors := AnimatedActorMeshInstance.new()
+	actors.models = [va] as Array[VertexAnimation]
+	actors.billboard = true
+	actors.paused = true
+	root.add_child(actors)
+	actors.time = 0.4
+	actors.begin()
+	actors.add_actor(Transform3D.IDENTITY, va.find_clip("idle"), 0.0)
+	actors.add_model(0)
+	actors.submit()
+	var b := await capture()
+	actors.queue_free()
+	var retained := AnimatedMeshInstance.new()
+	retained.animation = va
+	retained.billboard = true
+	retained.paused = true
+	root.add_child(retained)
+	retained.time = 0.0
+	retained.add_instance(Transform3D.IDENTITY, va.find_clip("idle"))
+	retained.time = 0.4
+	retained.submit()
+	var c := await capture()
+	retained.billboard = false
+	var plain := await capture()
+	retained.queue_free()
+	await frames(1)
+	save_png(a, "billboard_skeletal")
+	save_png(b, "billboard_vat")
+	for entry in [["AnimatedActorMeshInstance", b], ["AnimatedMeshInstance", c]]:
+		var d := image_diff(a, entry[1])
+		print("    billboard, %s: mean %.3f/255, %.4f%% over 32/255" % [entry[0], d["mean_abs"], d["frac_over_32"] * 100.0])
+		check(d["mean_abs"] <= 1.5, "%s billboard mean abs diff %.3f <= 1.5" % [entry[0], d["mean_abs"]])
+		check(d["frac_over_32"] <= 0.005, "%s billboard pixels off %.4f%% <= 0.5%%" % [entry[0], d["frac_over_32"] * 100.0])
+	check(image_diff(a, plain)["mean_abs"] > 0.5, "without billboard the actor keeps its own yaw")
+
+
 func _flat_material() -> ShaderMaterial:
 	var sh := Shader.new()
 	sh.code = """shader_type spatial;

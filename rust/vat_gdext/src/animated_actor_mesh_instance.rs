@@ -11,7 +11,7 @@ use vat_core::crowd::{self, ActorState, LookTable, ACTOR_FLOATS, ACTOR_FLOATS_FU
 use vat_core::layout::{ACTOR_TEXELS, ACTOR_TEXELS_FULL};
 
 use crate::convert;
-use crate::crowd::gpu::{report_once, CrowdGpu};
+use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
 use crate::crowd::looks::PlacedBounds;
 use crate::vertex_animation::VertexAnimation;
 
@@ -48,6 +48,10 @@ pub struct AnimatedActorMeshInstance {
     #[export]
     #[init(val = true)]
     interpolate: bool,
+    /// Turn every actor about its up axis to face the current camera each frame (and in the
+    /// shadow pass, so shadows match what is seen); the actor's own yaw is added on top.
+    #[export]
+    billboard: bool,
     /// Store each actor's whole 3x4 transform (any rotation, non-uniform scale or shear: units on
     /// slopes, tumbling debris) at 64 bytes per actor. Off (the default): position, yaw about +Y
     /// and uniform scale only, at 32 bytes. Changing it rebuilds the crowd's GPU objects.
@@ -85,6 +89,7 @@ impl INode3D for AnimatedActorMeshInstance {
         if let Some(gpu) = &mut self.gpu {
             gpu.set_time(time, interpolate);
         }
+        self.update_billboard();
     }
 
     fn exit_tree(&mut self) {
@@ -412,6 +417,7 @@ impl AnimatedActorMeshInstance {
             bounds.push(self.placed.for_model(&model.bounds));
         }
         gpu.submit(&self.model_counts, &bounds, time, interpolate);
+        self.update_billboard();
         self.last_submit_usec = started.elapsed().as_micros() as i64;
     }
 
@@ -437,6 +443,18 @@ impl AnimatedActorMeshInstance {
 }
 
 impl AnimatedActorMeshInstance {
+    /// Points the shader's billboard at the current camera (in this node's space), or turns it off.
+    fn update_billboard(&mut self) {
+        let camera = if self.billboard {
+            crowd_camera(&self.base())
+        } else {
+            None
+        };
+        if let Some(gpu) = &mut self.gpu {
+            gpu.set_billboard(camera);
+        }
+    }
+
     /// Floats per actor record.
     fn stride(&self) -> usize {
         if self.full_transform {

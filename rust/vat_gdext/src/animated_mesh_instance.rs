@@ -10,7 +10,7 @@ use vat_core::layout::{ACTOR_TEXELS, ACTOR_TEXELS_FULL};
 
 use crate::animated_actor_mesh_instance::shadow_setting;
 use crate::convert;
-use crate::crowd::gpu::{report_once, CrowdGpu};
+use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
 use crate::crowd::looks::PlacedBounds;
 use crate::vertex_animation::VertexAnimation;
 
@@ -62,6 +62,10 @@ pub struct AnimatedMeshInstance {
     #[export]
     #[init(val = true)]
     interpolate: bool,
+    /// Turn every instance about its up axis to face the current camera each frame (and in the
+    /// shadow pass, so shadows match what is seen); the instance's own yaw is added on top.
+    #[export]
+    billboard: bool,
     /// Store each instance's whole 3x4 transform (any rotation, non-uniform scale or shear) at
     /// 64 bytes per instance. Off (the default): position, yaw about +Y and uniform scale, at 32.
     #[export]
@@ -96,6 +100,8 @@ impl INode3D for AnimatedMeshInstance {
         }
         if self.auto_submit && self.animation.is_some() {
             self.submit();
+        } else {
+            self.update_billboard();
         }
     }
 
@@ -449,6 +455,7 @@ impl AnimatedMeshInstance {
             if let Some(gpu) = &mut self.gpu {
                 gpu.set_time(time, interpolate);
             }
+            self.update_billboard();
             return;
         }
         let n = self.slots.len();
@@ -505,6 +512,7 @@ impl AnimatedMeshInstance {
         gpu.models[0].set_looks(&packed);
         let bounds = [placed.for_model(&gpu.models[0].bounds)];
         gpu.submit(&[n], &bounds, time, interpolate);
+        self.update_billboard();
         self.dirty = false;
         self.last_submit_usec = started.elapsed().as_micros() as i64;
     }
@@ -521,6 +529,18 @@ fn play(inst: &mut Instance, clip: u32, now: f64, blend_time: f32, speed: f32) {
 }
 
 impl AnimatedMeshInstance {
+    /// Points the shader's billboard at the current camera (in this node's space), or turns it off.
+    fn update_billboard(&mut self) {
+        let camera = if self.billboard {
+            crowd_camera(&self.base())
+        } else {
+            None
+        };
+        if let Some(gpu) = &mut self.gpu {
+            gpu.set_billboard(camera);
+        }
+    }
+
     fn push(&mut self, inst: Instance) -> i32 {
         let slot = self.slots.len() as i32;
         let id = match self.free_ids.pop() {

@@ -29,6 +29,12 @@ pub fn report_once(last: &mut Option<String>, node: &str, error: String) {
     }
 }
 
+/// The current camera's position in `node`'s space, if it is in a tree with a 3D camera.
+pub fn crowd_camera(node: &Node3D) -> Option<Vector3> {
+    let camera = node.get_viewport()?.get_camera_3d()?;
+    Some(node.get_global_transform().affine_inverse() * camera.get_global_position())
+}
+
 /// GPU objects of one model (body, sword, …) of a crowd.
 pub struct ModelGpu {
     instance: Gd<MultiMeshInstance3D>,
@@ -104,6 +110,19 @@ impl CrowdGpu {
             for m in model.materials.iter_mut() {
                 m.set_shader_parameter("vat_time", &shader_time.to_variant());
                 m.set_shader_parameter("vat_interpolate", &interpolate.to_variant());
+            }
+        }
+    }
+
+    /// Turns every actor toward `camera` (a position in the crowd node's space) about its up
+    /// axis, or stops doing so with `None`.
+    pub fn set_billboard(&mut self, camera: Option<Vector3>) {
+        for model in self.models.iter_mut() {
+            for m in model.materials.iter_mut() {
+                m.set_shader_parameter("vat_billboard", &camera.is_some().to_variant());
+                if let Some(c) = camera {
+                    m.set_shader_parameter("vat_camera", &c.to_variant());
+                }
             }
         }
     }
