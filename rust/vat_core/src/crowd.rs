@@ -133,6 +133,34 @@ pub fn pack_actor(a: &ActorState, out: &mut [f32]) {
     out.copy_from_slice(&record);
 }
 
+/// Texels per actor record: [`ACTOR_TEXELS`], or [`ACTOR_TEXELS_FULL`] with full transforms.
+pub fn record_texels(full_transform: bool) -> u32 {
+    if full_transform {
+        ACTOR_TEXELS_FULL
+    } else {
+        ACTOR_TEXELS
+    }
+}
+
+/// Floats per actor record (see [`record_texels`]).
+pub fn record_floats(full_transform: bool) -> usize {
+    record_texels(full_transform) as usize * 4
+}
+
+/// Writes one actor record into `out` (`record_floats(basis.is_some())` floats): `a` as
+/// [`pack_actor`] does, or with `basis` a full-transform record (whose stored scale is 1, the
+/// basis carrying it).
+pub fn pack_actor_record(a: &ActorState, basis: Option<[Vec3; 3]>, out: &mut [f32]) {
+    match basis {
+        Some(cols) => {
+            let a = ActorState { scale: 1.0, ..*a };
+            pack_actor(&a, &mut out[..ACTOR_FLOATS]);
+            pack_basis(cols, out);
+        }
+        None => pack_actor(a, out),
+    }
+}
+
 /// Writes the basis columns `cols` of a full-transform record (format in the module docs) into
 /// `out`, which already holds the record's first 8 floats from [`pack_actor`].
 /// Panics unless `out.len() == 16`.

@@ -12,8 +12,8 @@ use rayon::prelude::*;
 
 use crate::bounds::Bounds;
 use crate::crowd::{
-    clip_code, pack_actor, pack_basis, pack_model_instance, yaw_basis, ActorState, ACTOR_FLOATS,
-    ACTOR_FLOATS_FULL,
+    clip_code, pack_actor, pack_basis, pack_model_instance, record_floats, yaw_basis, ActorState,
+    ACTOR_FLOATS, ACTOR_FLOATS_FULL,
 };
 use crate::error::{Result, VatError};
 use crate::half::pack_half2;
@@ -115,11 +115,7 @@ pub fn pack_actors_bulk(
             start_times,
             n_clips: n_clips.min(MAX_CLIPS),
             time_origin,
-            stride: if full_transform {
-                ACTOR_FLOATS_FULL
-            } else {
-                ACTOR_FLOATS
-            },
+            stride: record_floats(full_transform),
         },
         PARALLEL_MIN_ITEMS,
     )

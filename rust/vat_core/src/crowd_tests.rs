@@ -382,6 +382,22 @@ fn full_transform_records() {
     );
     pack_basis(cols, &mut one);
     assert_eq!(unpack_basis(&one), cols);
+    // pack_actor_record writes the same record, with the scale left to the basis.
+    let mut rec = [0.0; ACTOR_FLOATS_FULL];
+    let scaled = ActorState {
+        clip: 2,
+        scale: 3.0,
+        ..ActorState::default()
+    };
+    pack_actor_record(&scaled, Some(cols), &mut rec);
+    assert_eq!(rec, one);
+    let mut short = [0.0; ACTOR_FLOATS];
+    pack_actor_record(&scaled, None, &mut short);
+    assert_eq!(unpack_actor(&short).scale, 3.0);
+    assert_eq!(
+        (record_floats(false), record_floats(true)),
+        (ACTOR_FLOATS, ACTOR_FLOATS_FULL)
+    );
     assert_eq!(unpack_actor(&one).clip, 2);
     // Stretch bounds every column's effect: |B v| <= stretch * |v|.
     let v = Vec3::new(0.3, -0.7, 0.2);

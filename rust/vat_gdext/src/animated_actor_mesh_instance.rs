@@ -7,8 +7,7 @@ use godot::classes::{INode3D, Material, Node3D};
 use godot::obj::EngineEnum;
 use godot::prelude::*;
 use vat_core::clock::CrowdClock;
-use vat_core::crowd::{self, ActorState, LookTable, ACTOR_FLOATS, ACTOR_FLOATS_FULL};
-use vat_core::layout::{ACTOR_TEXELS, ACTOR_TEXELS_FULL};
+use vat_core::crowd::{self, ActorState, LookTable, ACTOR_FLOATS};
 
 use crate::convert;
 use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
@@ -234,21 +233,8 @@ impl AnimatedActorMeshInstance {
         let gpu = self.gpu.as_mut().expect("ensured");
         gpu.actors.reserve(index + 1);
         let rec = &mut gpu.actors.floats_mut()[index * stride..(index + 1) * stride];
-        match cols {
-            Some(cols) => {
-                let state = ActorState {
-                    scale: 1.0,
-                    ..state
-                };
-                crowd::pack_actor(&state, &mut rec[..ACTOR_FLOATS]);
-                crowd::pack_basis(cols, rec);
-                self.placed.add_full(position, crowd::basis_stretch(cols));
-            }
-            None => {
-                crowd::pack_actor(&state, rec);
-                self.placed.add(position, scale);
-            }
-        }
+        crowd::pack_actor_record(&state, cols, rec);
+        self.placed.add_actor(position, scale, cols);
         self.actor_count += 1;
         index as i32
     }
@@ -457,11 +443,7 @@ impl AnimatedActorMeshInstance {
 
     /// Floats per actor record.
     fn stride(&self) -> usize {
-        if self.full_transform {
-            ACTOR_FLOATS_FULL
-        } else {
-            ACTOR_FLOATS
-        }
+        crowd::record_floats(self.full_transform)
     }
 
     fn reset_gpu(&mut self) {
@@ -517,17 +499,12 @@ impl AnimatedActorMeshInstance {
         }
         let overrides: Vec<Option<Gd<Material>>> = self.material_overrides.iter_shared().collect();
         let mut owner = self.to_gd().upcast::<Node3D>();
-        let texels = if self.full_transform {
-            ACTOR_TEXELS_FULL
-        } else {
-            ACTOR_TEXELS
-        };
         let gpu = CrowdGpu::new(
             &mut owner,
             &models,
             &overrides,
             shadow_setting(self.cast_shadow),
-            texels,
+            self.full_transform,
         )?;
         self.clip_count = first.len() as u32;
         self.model_counts = vec![0; models.len()];

@@ -5,8 +5,7 @@ use std::time::Instant;
 use godot::classes::{INode3D, Material, Node3D};
 use godot::prelude::*;
 use vat_core::clock::CrowdClock;
-use vat_core::crowd::{self, ActorState, LookTable, ACTOR_FLOATS, ACTOR_FLOATS_FULL};
-use vat_core::layout::{ACTOR_TEXELS, ACTOR_TEXELS_FULL};
+use vat_core::crowd::{self, ActorState, LookTable};
 
 use crate::animated_actor_mesh_instance::shadow_setting;
 use crate::convert;
@@ -462,11 +461,7 @@ impl AnimatedMeshInstance {
         let mut looks = LookTable::new();
         let mut placed = PlacedBounds::default();
         let full = self.full_transform;
-        let stride = if full {
-            ACTOR_FLOATS_FULL
-        } else {
-            ACTOR_FLOATS
-        };
+        let stride = crowd::record_floats(full);
         let gpu = self.gpu.as_mut().expect("ensured");
         gpu.actors.reserve(n);
         gpu.models[0].indices.reserve(n);
@@ -483,18 +478,9 @@ impl AnimatedMeshInstance {
                 blend_time: inst.blend_time,
             };
             let rec = &mut gpu.actors.floats_mut()[i * stride..(i + 1) * stride];
-            if full {
-                let state = ActorState {
-                    scale: 1.0,
-                    ..state
-                };
-                crowd::pack_actor(&state, &mut rec[..ACTOR_FLOATS]);
-                crowd::pack_basis(inst.basis, rec);
-                placed.add_full(inst.position, crowd::basis_stretch(inst.basis));
-            } else {
-                crowd::pack_actor(&state, rec);
-                placed.add(inst.position, inst.scale);
-            }
+            let basis = full.then_some(inst.basis);
+            crowd::pack_actor_record(&state, basis, rec);
+            placed.add_actor(inst.position, inst.scale, basis);
             let look = looks
                 .index_of(inst.tint, inst.variation)
                 .unwrap_or_else(|e| {
@@ -622,11 +608,7 @@ impl AnimatedMeshInstance {
                 std::slice::from_ref(&animation),
                 std::slice::from_ref(&self.material_override),
                 shadow_setting(self.cast_shadow),
-                if self.full_transform {
-                    ACTOR_TEXELS_FULL
-                } else {
-                    ACTOR_TEXELS
-                },
+                self.full_transform,
             )?;
             self.clip_count = animation.bind().get_clip_count() as u32;
             self.variation_count = animation

@@ -2,7 +2,7 @@
 //!
 //! Texel formats (see `vat_core::crowd` for the bit layout):
 //! - actors: RGBA32F, `ACTOR_TEXELS` (2) texels = 32 bytes per actor (`ACTOR_TEXELS_FULL`, 4, with
-//!   full transforms), shared by all its models;
+//!   full transforms; see `vat_core::crowd::record_texels`), shared by all its models;
 //! - model instances: RGBA8, 4 bytes each (actor index in rgb, look in a), one texture per model;
 //! - looks: RGBA32F, 2 texels per distinct (tint, variation), one texture per model.
 
@@ -12,8 +12,9 @@ use godot::classes::multi_mesh::{PhysicsInterpolationQuality, TransformFormat};
 use godot::classes::node::{InternalMode, PhysicsInterpolationMode};
 use godot::classes::{ArrayMesh, Material, MultiMesh, MultiMeshInstance3D, Node3D, ShaderMaterial};
 use godot::prelude::*;
+use vat_core::crowd::record_texels;
 use vat_core::encode::Bounds;
-use vat_core::layout::{ACTOR_TEXELS_FULL, MAX_LOOKS};
+use vat_core::layout::MAX_LOOKS;
 
 use super::data_texture::DataTexture;
 use super::material;
@@ -54,32 +55,34 @@ pub struct CrowdGpu {
     pub actors: DataTexture,
     /// One per model.
     pub models: Vec<ModelGpu>,
+    /// The camera the materials' billboard points at (None: billboard off, the shader default).
+    billboard: Option<Vector3>,
 }
 
 impl CrowdGpu {
     /// Creates the MultiMeshInstance3Ds as internal children of `owner`, for actor records of
-    /// `actor_texels` texels (`ACTOR_TEXELS`, or `ACTOR_TEXELS_FULL` for full transforms).
+    /// actor records with or without full transforms.
     pub fn new(
         owner: &mut Gd<Node3D>,
         animations: &[Gd<VertexAnimation>],
         override_materials: &[Option<Gd<Material>>],
         cast_shadow: ShadowCastingSetting,
-        actor_texels: u32,
+        full_transform: bool,
     ) -> Result<Self, String> {
-        let full = actor_texels == ACTOR_TEXELS_FULL;
         let mut models = Vec::new();
         for (i, animation) in animations.iter().enumerate() {
             let override_material = override_materials.get(i).and_then(|m| m.as_ref());
             let mut model = ModelGpu::new(owner, animation, override_material, cast_shadow)
                 .map_err(|e| format!("model {i}: {e}"))?;
             for m in model.materials.iter_mut() {
-                m.set_shader_parameter("vat_full_transform", &full.to_variant());
+                m.set_shader_parameter("vat_full_transform", &full_transform.to_variant());
             }
             models.push(model);
         }
         Ok(Self {
-            actors: DataTexture::new(Format::RGBAF, 16, actor_texels as usize, 0),
+            actors: DataTexture::new(Format::RGBAF, 16, record_texels(full_transform) as usize, 0),
             models,
+            billboard: None,
         })
     }
 
@@ -116,7 +119,12 @@ impl CrowdGpu {
 
     /// Turns every actor toward `camera` (a position in the crowd node's space) about its up
     /// axis, or stops doing so with `None`.
+    /// Touches the materials only when that changed, as nodes call it every frame.
     pub fn set_billboard(&mut self, camera: Option<Vector3>) {
+        if camera == self.billboard {
+            return;
+        }
+        self.billboard = camera;
         for model in self.models.iter_mut() {
             for m in model.materials.iter_mut() {
                 m.set_shader_parameter("vat_billboard", &camera.is_some().to_variant());

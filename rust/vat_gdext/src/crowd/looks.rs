@@ -25,17 +25,21 @@ impl Default for PlacedBounds {
 }
 
 impl PlacedBounds {
-    /// Adds an actor at `p` with uniform `scale`.
-    pub fn add(&mut self, p: Vec3, scale: f32) {
+    /// Adds an actor at `p` with uniform `scale`, or with a full transform's `basis`.
+    pub fn add_actor(&mut self, p: Vec3, scale: f32, basis: Option<[Vec3; 3]>) {
+        match basis {
+            Some(cols) => {
+                self.add(p, vat_core::crowd::basis_stretch(cols));
+                self.tilted = true;
+            }
+            None => self.add(p, scale),
+        }
+    }
+
+    fn add(&mut self, p: Vec3, scale: f32) {
         self.min = self.min.min(p);
         self.max = self.max.max(p);
         self.max_scale = self.max_scale.max(scale);
-    }
-
-    /// Adds an actor at `p` with a full transform whose basis stretches by at most `stretch`.
-    pub fn add_full(&mut self, p: Vec3, stretch: f32) {
-        self.add(p, stretch);
-        self.tilted = true;
     }
 
     /// Actors of scale 1 whose positions span `positions`.
