@@ -4,8 +4,13 @@
 ##   set_buffer       one RenderingServer.multimesh_set_buffer with a prepacked array (16 floats per instance),
 ##   vat_bulk         AnimatedActorMeshInstance.set_actors + set_model_actors x3 + submit (body, sword, shield),
 ##   vat_bulk_body    the same with the body only: the one mesh the baselines draw, so the like-for-like ratio,
+##   vat_bulk_new_ids vat_bulk with model lists that also change every frame (equipment reshuffled each
+##                    frame; vat_bulk's lists stay the same, as equipment does, and are not re-uploaded),
+##   vat_bulk_full    full_transform on: set_actor_transforms (12 floats per actor) + set_model_actors x3 + submit,
 ##   vat_immediate    begin, add_actor + 3 add_model per actor from GDScript, submit,
 ##   memcpy           VatCrowdBench.memcpy_usec of the bytes vat_crowd uploads (actors*32 + model instances*4),
+##   texture_update   ImageTexture.update() of those same bytes, prepacked (actor texture + 3 index textures):
+##                    what Godot's own upload costs, the floor for any path through data textures,
 ## plus Godot's measured render CPU time for each. A benchmark, never a timed test.
 ##
 ## Run under the real renderer (--headless turns MultiMesh calls into no-ops):
@@ -42,6 +47,10 @@ var _notes: Array = []
 # Inputs of the current actor count: two sets, each {positions, yaws, clips, starts, custom, buffer, xforms}.
 var _sets: Array = []
 var _ids := PackedInt32Array()
+var _ids_shifted := PackedInt32Array()  ## every id moved to the next actor, for vat_bulk_new_ids
+# The texture_update path's images and textures: actors, then one index texture per model.
+var _upload_images: Array[Image] = []
+var _upload_textures: Array[ImageTexture] = []
 var _aabb := AABB()
 # The baseline MultiMesh of the current path.
 var _mm := RID()
@@ -98,6 +107,9 @@ func _run() -> void:
 		if _vat != null:
 			await _measure("vat_bulk", n, frames, _setup_vat, _push_vat_bulk, _free_vat)
 			await _measure("vat_bulk_body", n, frames, _setup_vat_body, _push_vat_bulk, _free_vat)
+			await _measure("vat_bulk_new_ids", n, frames, _setup_vat, _push_vat_bulk_new_ids, _free_vat)
+			await _measure("vat_bulk_full", n, frames, _setup_vat_full, _push_vat_bulk_full, _free_vat)
+		await _measure("texture_update", n, frames, _setup_upload, _push_upload, _free_upload)
 		_make_xforms()
 		var slow_frames := SLOW_FRAMES_AT_1M if n >= 1000000 else frames
 		if slow_frames < frames:
@@ -161,12 +173,14 @@ func _make_inputs(n: int, clip_count: int) -> void:
 		var starts := PackedFloat32Array()
 		var custom := PackedColorArray()
 		var buffer := PackedFloat32Array()
+		var rows := PackedFloat32Array()
 		positions.resize(n)
 		yaws.resize(n)
 		clips.resize(n)
 		starts.resize(n)
 		custom.resize(n)
 		buffer.resize(n * 16)
+		rows.resize(n * 12)
 		var shift := 0.25 * s
 		for i in n:
 			var p := Vector3((i % side) * SPACING + shift - side * SPACING * 0.5, 0.0, 10.0 + (i / side) * SPACING + shift)
@@ -198,11 +212,15 @@ func _make_inputs(n: int, clip_count: int) -> void:
 			buffer[o + 13] = start
 			buffer[o + 14] = 1.0
 			buffer[o + 15] = 0.0
+			for k in 12:
+				rows[i * 12 + k] = buffer[o + k]
 		_sets.append({"positions": positions, "yaws": yaws, "clips": clips, "starts": starts,
-			"custom": custom, "buffer": buffer})
+			"custom": custom, "buffer": buffer, "rows": rows})
 	_ids.resize(n)
+	_ids_shifted.resize(n)
 	for i in n:
 		_ids[i] = i
+		_ids_shifted[i] = (i + 1) % n
 	var extent := Vector3(side * SPACING + 2.0, 3.0, side * SPACING + 2.0)
 	_aabb = AABB(Vector3(-side * SPACING * 0.5 - 1.0, -0.5, 9.0), extent)
 
@@ -318,6 +336,10 @@ func _setup_vat_body(_n: int) -> void:
 	_vat.make_crowd(get_root(), true)
 
 
+func _setup_vat_full(_n: int) -> void:
+	_vat.make_crowd(get_root(), false, true)
+
+
 func _free_vat() -> void:
 	_vat.free_crowd()
 
@@ -325,6 +347,43 @@ func _free_vat() -> void:
 func _push_vat_bulk(s: int) -> void:
 	var set_s: Dictionary = _sets[s]
 	_vat.push_bulk(set_s.positions, set_s.yaws, set_s.clips, set_s.starts, _ids)
+
+
+func _push_vat_bulk_new_ids(s: int) -> void:
+	var set_s: Dictionary = _sets[s]
+	_vat.push_bulk(set_s.positions, set_s.yaws, set_s.clips, set_s.starts, _ids if s == 0 else _ids_shifted)
+
+
+func _push_vat_bulk_full(s: int) -> void:
+	var set_s: Dictionary = _sets[s]
+	_vat.push_bulk_full(set_s.rows, set_s.clips, set_s.starts, _ids)
+
+
+# --- Godot's own texture upload of the same bytes ----------------------------------------------------------
+
+func _setup_upload(n: int) -> void:
+	# Data textures are 4096 texels wide; rows as many as the bytes need (as vat_crowd sizes them).
+	var specs := [[Image.FORMAT_RGBAF, 16, n * ACTOR_BYTES / 16]]
+	for m in MODELS_PER_ACTOR:
+		specs.append([Image.FORMAT_RGBA8, 4, n])
+	for spec in specs:
+		var height := ceili(spec[2] / 4096.0)
+		var bytes := PackedByteArray()
+		bytes.resize(4096 * height * spec[1])
+		bytes.fill(1)
+		var img := Image.create_from_data(4096, height, false, spec[0], bytes)
+		_upload_images.append(img)
+		_upload_textures.append(ImageTexture.create_from_image(img))
+
+
+func _push_upload(_s: int) -> void:
+	for i in _upload_images.size():
+		_upload_textures[i].update(_upload_images[i])
+
+
+func _free_upload() -> void:
+	_upload_images.clear()
+	_upload_textures.clear()
 
 
 func _push_vat_immediate(s: int) -> void:
@@ -344,6 +403,10 @@ func _find(n: int, path: String) -> Dictionary:
 func _print_ratios(n: int) -> void:
 	var goals := {"per_instance_rs": "goal at 100k: >= 20", "set_buffer": "goal: > 1"}
 	var mc := _find(n, "memcpy")
+	var up := _find(n, "texture_update")
+	if not up.is_empty() and not mc.is_empty():
+		print("  %d actors: texture_update / memcpy of the same bytes = %.2fx (Godot's own upload)" % [
+			n, up.cpu_ms / mc.cpu_ms])
 	for ours in ["vat_bulk", "vat_bulk_body"]:
 		var bulk := _find(n, ours)
 		if bulk.is_empty():

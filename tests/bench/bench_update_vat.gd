@@ -46,10 +46,12 @@ func clip_count() -> int:
 	return models[0].get_clip_count()
 
 
-## A fresh crowd node under `parent` with the three models, or only the body (what the baselines draw).
-func make_crowd(parent: Node, body_only := false) -> void:
+## A fresh crowd node under `parent` with the three models, or only the body (what the baselines draw);
+## `full` turns on full_transform.
+func make_crowd(parent: Node, body_only := false, full := false) -> void:
 	crowd = AnimatedActorMeshInstance.new()
 	crowd.name = "BenchCrowd"
+	crowd.full_transform = full
 	var used: Array[VertexAnimation] = models.slice(0, 1) if body_only else models
 	crowd.models = used
 	parent.add_child(crowd)
@@ -65,6 +67,15 @@ func free_crowd() -> void:
 func push_bulk(positions: PackedVector3Array, yaws: PackedFloat32Array, clips: PackedInt32Array,
 		starts: PackedFloat32Array, ids: PackedInt32Array) -> void:
 	crowd.set_actors(positions, yaws, clips, starts)
+	for m in crowd.models.size():
+		crowd.set_model_actors(m, ids)
+	crowd.submit()
+
+
+## vat_bulk_full: every actor's whole 3x4 transform (MultiMesh.buffer layout) and each model, then one submit.
+func push_bulk_full(rows: PackedFloat32Array, clips: PackedInt32Array, starts: PackedFloat32Array,
+		ids: PackedInt32Array) -> void:
+	crowd.set_actor_transforms(rows, clips, starts)
 	for m in crowd.models.size():
 		crowd.set_model_actors(m, ids)
 	crowd.submit()

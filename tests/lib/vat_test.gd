@@ -122,6 +122,17 @@ func image_diff(a: Image, b: Image) -> Dictionary:
 
 
 ## "res://assets_local/NAME" when the shared asset was copied there by `cargo xtask test`, else "".
+## `xforms` (Transform3Ds) as 12 floats each in MultiMesh.buffer's 3D layout: the 3x4 matrix row
+## by row, as the crowd nodes' bulk transform calls take them.
+func transform_rows(xforms: Array) -> PackedFloat32Array:
+	var out := PackedFloat32Array()
+	for t: Transform3D in xforms:
+		var b := t.basis
+		out.append_array([b.x.x, b.y.x, b.z.x, t.origin.x, b.x.y, b.y.y, b.z.y, t.origin.y,
+			b.x.z, b.y.z, b.z.z, t.origin.z])
+	return out
+
+
 func asset_path(name: String) -> String:
 	var path := "res://assets_local/".path_join(name)
 	return path if FileAccess.file_exists(path) else ""

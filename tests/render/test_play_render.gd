@@ -135,16 +135,64 @@ func test_equipment_follows_the_hand() -> void:
 	check(d["frac_over_32"] <= 0.005, "equipment pixels off %.4f%% <= 0.5%%" % (d["frac_over_32"] * 100.0))
 
 
-# full_transform: a soldier tilted, stretched unevenly and sheared by its node transform, drawn by
-# its own scene and by one actor carrying that same transform.
-func test_full_transform_matches_a_tilted_skeleton() -> void:
-	_stage(Vector3(1.8, 1.5, -2.8), Vector3(0, 0.8, 0))
+## The baked whole soldier (every MeshInstance3D of its scene) as one VertexAnimation.
+func _bake_whole_soldier() -> VertexAnimation:
 	var full := (load(SOLDIER) as PackedScene).instantiate()
 	var paths := []
 	for mi in full.find_children("*", "MeshInstance3D", true, false):
 		paths.append(full.get_path_to(mi))
 	full.free()
-	var va := _bake(paths)
+	return _bake(paths)
+
+
+## An AnimatedActorMeshInstance of the one model `va`, with `options` (property: value) set.
+func _actor_node(va: VertexAnimation, options := {}) -> AnimatedActorMeshInstance:
+	var node := AnimatedActorMeshInstance.new()
+	node.models = [va] as Array[VertexAnimation]
+	for key: String in options:
+		node.set(key, options[key])
+	return node
+
+
+## An AnimatedMeshInstance of `va`, with `options` (property: value) set.
+func _retained_node(va: VertexAnimation, options := {}) -> AnimatedMeshInstance:
+	var node := AnimatedMeshInstance.new()
+	node.animation = va
+	for key: String in options:
+		node.set(key, options[key])
+	return node
+
+
+## Renders crowd node `node` paused at `time`: it joins the tree at time 0, `fill(node)` places
+## its actors, then it submits at `time`; it leaves the tree after the capture.
+func _render_node(node: Node3D, time: float, fill: Callable) -> Image:
+	node.paused = true
+	root.add_child(node)
+	node.time = 0.0
+	fill.call(node)
+	node.time = time
+	node.submit()
+	var img := await capture()
+	node.queue_free()
+	await frames(1)
+	return img
+
+
+## Checks `b` against the reference `a` with the equivalence limits, printing the figures.
+func _check_close(label: String, a: Image, b: Image) -> void:
+	var d := image_diff(a, b)
+	print("    %s: mean %.3f/255, %.4f%% over 32/255" % [label, d["mean_abs"], d["frac_over_32"] * 100.0])
+	check(d["mean_abs"] <= 1.5, "%s: mean abs diff %.3f <= 1.5" % [label, d["mean_abs"]])
+	check(d["frac_over_32"] <= 0.005, "%s: pixels off %.4f%% <= 0.5%%" % [label, d["frac_over_32"] * 100.0])
+
+
+# full_transform: a soldier tilted, stretched unevenly and sheared by its node transform, drawn by
+# its own scene and by one actor carrying that same transform: through each crowd node's
+# per-actor and bulk calls.
+func test_full_transform_matches_a_tilted_skeleton() -> void:
+	_stage(Vector3(1.8, 1.5, -2.8), Vector3(0, 0.8, 0))
+	var va := _bake_whole_soldier()
+	var walk := va.find_clip("walk")
 	var basis := Basis(Vector3(1, 0, 0.4).normalized(), 0.45).scaled(Vector3(1.25, 0.8, 1.0))
 	basis.x += basis.y * 0.15  # shear
 	var xform := Transform3D(basis, Vector3(0.2, 0.35, -0.1))
@@ -152,56 +200,30 @@ func test_full_transform_matches_a_tilted_skeleton() -> void:
 	soldier.transform = xform
 	var a := await capture()
 	soldier.queue_free()
-	var actors := AnimatedActorMeshInstance.new()
-	actors.models = [va] as Array[VertexAnimation]
-	actors.full_transform = true
-	actors.paused = true
-	root.add_child(actors)
-	actors.time = 0.3
-	actors.begin()
-	actors.add_actor(xform, va.find_clip("walk"), 0.0)
-	actors.add_model(0)
-	actors.submit()
-	var b := await capture()
-	actors.queue_free()
-	await frames(1)
+	var full := {"full_transform": true}
+	var immediate := func(n: AnimatedActorMeshInstance) -> void:
+		n.begin()
+		n.add_actor(xform, walk, 0.0)
+		n.add_model(0)
+	var b := await _render_node(_actor_node(va, full), 0.3, immediate)
 	save_png(a, "full_transform_skeletal")
 	save_png(b, "full_transform_vat")
-	var d := image_diff(a, b)
-	print("    full transform: mean %.3f/255, %.4f%% over 32/255" % [d["mean_abs"], d["frac_over_32"] * 100.0])
-	check(d["mean_abs"] <= 1.5, "full transform mean abs diff %.3f <= 1.5" % d["mean_abs"])
-	check(d["frac_over_32"] <= 0.005, "full transform pixels off %.4f%% <= 0.5%%" % (d["frac_over_32"] * 100.0))
+	_check_close("full transform, add_actor", a, b)
+	var bulk := await _render_node(_actor_node(va, full), 0.3, func(n: AnimatedActorMeshInstance) -> void:
+		n.set_actor_transforms(transform_rows([xform]), PackedInt32Array([walk]), PackedFloat32Array([0.0]))
+		n.set_model_actors(0, PackedInt32Array([0])))
+	_check_close("full transform, set_actor_transforms", a, bulk)
 	# The same transform without the option keeps only position, yaw and scale: visibly different.
-	var plain := AnimatedActorMeshInstance.new()
-	plain.models = [va] as Array[VertexAnimation]
-	plain.paused = true
-	root.add_child(plain)
-	plain.time = 0.3
-	plain.begin()
-	plain.add_actor(xform, va.find_clip("walk"), 0.0)
-	plain.add_model(0)
-	plain.submit()
-	var c := await capture()
-	plain.queue_free()
-	await frames(1)
-	check(image_diff(a, c)["mean_abs"] > 3.0 * maxf(d["mean_abs"], 0.1), "yaw-only actors ignore the tilt")
+	var c := await _render_node(_actor_node(va), 0.3, immediate)
+	check(image_diff(a, c)["mean_abs"] > 3.0 * maxf(image_diff(a, b)["mean_abs"], 0.1), "yaw-only actors ignore the tilt")
 	# The retained node with the same option.
-	var retained := AnimatedMeshInstance.new()
-	retained.animation = va
-	retained.full_transform = true
-	retained.paused = true
-	root.add_child(retained)
-	retained.time = 0.0
-	retained.add_instance(xform, va.find_clip("walk"))
-	retained.time = 0.3
-	retained.submit()
-	var e := await capture()
-	retained.queue_free()
-	await frames(1)
-	var de := image_diff(a, e)
-	print("    full transform, AnimatedMeshInstance: mean %.3f/255, %.4f%% over 32/255" % [de["mean_abs"], de["frac_over_32"] * 100.0])
-	check(de["mean_abs"] <= 1.5, "retained full transform mean abs diff %.3f <= 1.5" % de["mean_abs"])
-	check(de["frac_over_32"] <= 0.005, "retained full transform pixels off %.4f%% <= 0.5%%" % (de["frac_over_32"] * 100.0))
+	var e := await _render_node(_retained_node(va, full), 0.3, func(n: AnimatedMeshInstance) -> void:
+		n.add_instance(xform, walk))
+	_check_close("full transform, AnimatedMeshInstance.add_instance", a, e)
+	var f := await _render_node(_retained_node(va, full), 0.3, func(n: AnimatedMeshInstance) -> void:
+		var id := n.add_instance(Transform3D.IDENTITY, walk)
+		n.set_instance_transforms(transform_rows([xform]), id))
+	_check_close("full transform, AnimatedMeshInstance.set_instance_transforms", a, f)
 
 
 # billboard: an actor with yaw 0 turns to face the camera, so it looks like the skeletal soldier
@@ -209,49 +231,25 @@ func test_full_transform_matches_a_tilted_skeleton() -> void:
 func test_billboard_faces_the_camera() -> void:
 	var cam_pos := Vector3(2.2, 1.3, -1.6)
 	_stage(cam_pos, Vector3(0, 0.8, 0))
-	var full := (load(SOLDIER) as PackedScene).instantiate()
-	var paths := []
-	for mi in full.find_children("*", "MeshInstance3D", true, false):
-		paths.append(full.get_path_to(mi))
-	full.free()
-	var va := _bake(paths)
+	var va := _bake_whole_soldier()
+	var idle := va.find_clip("idle")
 	var soldier := _skeletal("idle", 0.4)
 	soldier.rotation.y = atan2(cam_pos.x, cam_pos.z)
 	var a := await capture()
 	soldier.queue_free()
-	var actors := AnimatedActorMeshInstance.new()
-	actors.models = [va] as Array[VertexAnimation]
-	actors.billboard = true
-	actors.paused = true
-	root.add_child(actors)
-	actors.time = 0.4
-	actors.begin()
-	actors.add_actor(Transform3D.IDENTITY, va.find_clip("idle"), 0.0)
-	actors.add_model(0)
-	actors.submit()
-	var b := await capture()
-	actors.queue_free()
-	var retained := AnimatedMeshInstance.new()
-	retained.animation = va
-	retained.billboard = true
-	retained.paused = true
-	root.add_child(retained)
-	retained.time = 0.0
-	retained.add_instance(Transform3D.IDENTITY, va.find_clip("idle"))
-	retained.time = 0.4
-	retained.submit()
-	var c := await capture()
-	retained.billboard = false
-	var plain := await capture()
-	retained.queue_free()
-	await frames(1)
+	var board := {"billboard": true}
+	var b := await _render_node(_actor_node(va, board), 0.4, func(n: AnimatedActorMeshInstance) -> void:
+		n.begin()
+		n.add_actor(Transform3D.IDENTITY, idle, 0.0)
+		n.add_model(0))
+	var add_one := func(n: AnimatedMeshInstance) -> void:
+		n.add_instance(Transform3D.IDENTITY, idle)
+	var c := await _render_node(_retained_node(va, board), 0.4, add_one)
+	var plain := await _render_node(_retained_node(va), 0.4, add_one)
 	save_png(a, "billboard_skeletal")
 	save_png(b, "billboard_vat")
-	for entry in [["AnimatedActorMeshInstance", b], ["AnimatedMeshInstance", c]]:
-		var d := image_diff(a, entry[1])
-		print("    billboard, %s: mean %.3f/255, %.4f%% over 32/255" % [entry[0], d["mean_abs"], d["frac_over_32"] * 100.0])
-		check(d["mean_abs"] <= 1.5, "%s billboard mean abs diff %.3f <= 1.5" % [entry[0], d["mean_abs"]])
-		check(d["frac_over_32"] <= 0.005, "%s billboard pixels off %.4f%% <= 0.5%%" % [entry[0], d["frac_over_32"] * 100.0])
+	_check_close("billboard, AnimatedActorMeshInstance", a, b)
+	_check_close("billboard, AnimatedMeshInstance", a, c)
 	check(image_diff(a, plain)["mean_abs"] > 0.5, "without billboard the actor keeps its own yaw")
 
 
@@ -314,24 +312,57 @@ func test_ten_thousand_actors_counted_per_region() -> void:
 	check(absf(float(counts[3]) / counts[0] - 0.75) < 0.1, "quadrant 3 (a quarter missing) covers 3/4 of the area")
 
 
+# Bulk calls repeated frame after frame: a list equal to last frame's is not uploaded again, so
+# check that every real change (which actors carry the model, their tint) still reaches the screen.
+func test_bulk_updates_follow_changes() -> void:
+	_stage(Vector3(0, 1.5, 4.5), Vector3(0, 0.8, 0))  # +x to the right
+	var actors := _actor_node(_bake(["Skeleton/Body"]))
+	actors.material_overrides = [_flat_material()] as Array[Material]
+	actors.paused = true
+	root.add_child(actors)
+	var positions := PackedVector3Array([Vector3(-1, 0, 0), Vector3(1, 0, 0)])
+	var yaws := PackedFloat32Array([0.0, 0.0])
+	var shots := []
+	for step in [[0, Color.RED], [0, Color.RED], [1, Color.RED], [1, Color.BLUE]]:
+		actors.set_actors(positions, yaws, PackedInt32Array(), PackedFloat32Array())
+		actors.set_model_actors(0, PackedInt32Array([step[0]]), 0, step[1])
+		actors.submit()
+		shots.append(await capture())
+	actors.queue_free()
+	await frames(1)
+	for i in shots.size():
+		save_png(shots[i], "bulk_updates_%d" % i)
+	var w: int = shots[0].get_width()
+	var red_left := _count_near(shots[0], Color.RED, 0, w / 2)
+	check(red_left > 100 and _count_near(shots[0], Color.RED, w / 2, w) == 0, "frame 0: the left actor drawn red (%d px)" % red_left)
+	check_eq(image_diff(shots[0], shots[1])["mean_abs"], 0.0, "frame 1 (same lists) looks the same")
+	check(_count_near(shots[2], Color.RED, 0, w / 2) == 0 and _count_near(shots[2], Color.RED, w / 2, w) > 100,
+		"frame 2: the model moved to the right actor")
+	check(_count_near(shots[3], Color.RED, 0, w) == 0 and _count_near(shots[3], Color.BLUE, w / 2, w) > 100,
+		"frame 3: the new tint is drawn")
+
+
+## Pixels of `img` within 0.1 of `color` (summed over r, g, b) in columns `x0..x1`.
+func _count_near(img: Image, color: Color, x0: int, x1: int) -> int:
+	var n := 0
+	for y in img.get_height():
+		for x in range(x0, x1):
+			var c := img.get_pixel(x, y)
+			if absf(c.r - color.r) + absf(c.g - color.g) + absf(c.b - color.b) < 0.1:
+				n += 1
+	return n
+
+
 func _render_crowd(va: VertexAnimation, start: float, t: float, first_clip: String, then_clip := "", blend := 0.0) -> Image:
 	# One soldier playing `first_clip` from `start`; if `then_clip` is given it switches to it
 	# 0.2 s later with a cross-fade of `blend` seconds. Rendered at crowd time `t`.
-	var crowd := AnimatedMeshInstance.new()
-	crowd.animation = va
-	crowd.paused = true
-	root.add_child(crowd)
-	crowd.time = start
-	var id := crowd.add_instance(Transform3D.IDENTITY, va.find_clip(first_clip))
-	if then_clip != "":
-		crowd.time = start + 0.2
-		crowd.play_animation(id, va.find_clip(then_clip), blend)
-	crowd.time = t
-	crowd.submit()
-	var img := await capture()
-	crowd.queue_free()
-	await frames(1)
-	return img
+	var fill := func(n: AnimatedMeshInstance) -> void:
+		n.time = start
+		var id := n.add_instance(Transform3D.IDENTITY, va.find_clip(first_clip))
+		if then_clip != "":
+			n.time = start + 0.2
+			n.play_animation(id, va.find_clip(then_clip), blend)
+	return await _render_node(_retained_node(va), t, fill)
 
 
 func test_long_play_matches_early_play() -> void:

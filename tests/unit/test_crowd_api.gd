@@ -126,3 +126,49 @@ func test_long_play_clock_keeps_precision() -> void:
 	m.paused = true
 	check_eq(m.add_instance(Transform3D.IDENTITY), 0, "add at a day of play")
 	m.submit()
+
+
+func test_bulk_transforms_and_bad_input() -> void:
+	var xforms := []
+	for i in 3:
+		xforms.append(Transform3D(Basis(Vector3(1, 0, 1).normalized(), 0.3 * i).scaled(Vector3(1, 2, 1)), Vector3(i, 0, -i)))
+	var rows := transform_rows(xforms)
+	var none_i := PackedInt32Array()
+	var none_f := PackedFloat32Array()
+	var a := _actors([_body_anim()] as Array[VertexAnimation])
+	a.set_actor_transforms(rows, none_i, none_f)
+	check_eq(a.get_actor_count(), 0, "set_actor_transforms without full_transform is refused")
+	a.full_transform = true
+	a.set_actor_transforms(rows, PackedInt32Array([0, 1, 2]), PackedFloat32Array([0.0, 0.5, 1.0]))
+	check_eq(a.get_actor_count(), 3, "bulk transforms")
+	a.set_actor_transforms(rows.slice(0, 35), none_i, none_f)
+	check_eq(a.get_actor_count(), 3, "a partial transform is refused")
+	a.set_actor_transforms(rows, PackedInt32Array([0, 99, 0]), none_f)
+	check_eq(a.get_actor_count(), 3, "a clip out of range is refused")
+	var bad := rows.duplicate()
+	bad[12 + 5] = NAN
+	a.set_actor_transforms(bad, none_i, none_f)
+	check_eq(a.get_actor_count(), 3, "a NaN basis entry is refused")
+	a.set_actor_transforms(rows.slice(0, 24), none_i, none_f)
+	check_eq(a.get_actor_count(), 2, "a good call replaces the actors")
+	a.set_model_actors(0, PackedInt32Array([0, 1]))
+	a.submit()
+
+	var m := AnimatedMeshInstance.new()
+	m.animation = _body_anim()
+	root.add_child(m)
+	for i in 3:
+		m.add_instance(Transform3D.IDENTITY)
+	m.set_instance_transforms(rows, 0)
+	for i in 3:
+		check(m.get_instance_transform(i).is_equal_approx(xforms[i]), "instance %d has its whole transform" % i)
+	m.set_instance_transforms(transform_rows([Transform3D.IDENTITY, Transform3D.IDENTITY]), 2)
+	check(m.get_instance_transform(2).is_equal_approx(xforms[2]), "a run past the last id is refused whole")
+	m.set_instance_transforms(bad, 0)
+	check(m.get_instance_transform(0).is_equal_approx(xforms[0]), "a NaN entry is refused whole")
+	m.set_transforms(PackedVector3Array([Vector3.ONE, Vector3(INF, 0, 0)]), PackedFloat32Array([0.0, 0.0]), 0)
+	check(m.get_instance_transform(0).is_equal_approx(xforms[0]), "set_transforms refuses a bad entry whole")
+	m.set_transforms(PackedVector3Array([Vector3.ONE]), PackedFloat32Array([PI / 2]), 1)
+	var t := m.get_instance_transform(1)
+	check(t.origin.is_equal_approx(Vector3.ONE) and t.basis.x.normalized().is_equal_approx(Vector3(0, 0, -1)), "set_transforms sets position and yaw")
+	m.submit()

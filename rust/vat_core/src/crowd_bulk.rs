@@ -49,14 +49,23 @@ impl Split {
         found.map_or(Ok(()), |(_, e)| Err(e))
     }
 
-    /// Runs `f(first_item, out_chunk)` over `out` (`stride` elements per item) in chunks.
-    fn write<T: Send>(self, out: &mut [T], stride: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    /// Runs `f(first_item, out_chunk)` over `out` (`stride` elements per item) in chunks and
+    /// combines what the chunks return (what they saw or changed) with `combine`.
+    fn write<T: Send, R: Send>(
+        self,
+        out: &mut [T],
+        stride: usize,
+        f: impl Fn(usize, &mut [T]) -> R + Sync,
+        combine: impl Fn(R, R) -> R + Sync + Send,
+    ) -> R {
         match self.0 {
             None => f(0, out),
             Some(chunk) => out
                 .par_chunks_mut(chunk * stride)
                 .enumerate()
-                .for_each(|(c, o)| f(c * chunk, o)),
+                .map(|(c, o)| f(c * chunk, o))
+                .reduce_with(combine)
+                .unwrap_or_else(|| f(0, &mut [])),
         }
     }
 }
@@ -109,8 +118,7 @@ pub fn pack_actors_bulk(
     pack_actors_split(
         out,
         &BulkActors {
-            positions,
-            yaws,
+            placement: Placement::Yaw { positions, yaws },
             clips,
             start_times,
             n_clips: n_clips.min(MAX_CLIPS),
@@ -119,12 +127,65 @@ pub fn pack_actors_bulk(
         },
         PARALLEL_MIN_ITEMS,
     )
+    .map(|spread| spread.origins())
 }
 
-fn pack_actors_split(out: &mut [f32], input: &BulkActors, parallel_min: usize) -> Result<Bounds> {
-    let n = input.positions.len();
+/// Where [`pack_actor_transforms_bulk`] placed its actors.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlacedTransforms {
+    /// Bounds of the origins.
+    pub origins: Bounds,
+    /// The largest [`basis_stretch`](crate::crowd::basis_stretch) of any actor's basis (0 for no actors).
+    pub max_stretch: f32,
+}
+
+/// Floats per transform in [`pack_actor_transforms_bulk`]'s input.
+pub const TRANSFORM_FLOATS: usize = 12;
+
+/// Packs `transforms.len() / 12` actors into `out` as full-transform records (16 floats each),
+/// otherwise as [`pack_actors_bulk`] does. Each transform is 12 floats in the layout of Godot's
+/// `MultiMesh.buffer` for 3D transforms: the 3x4 matrix row by row, `[x.x, y.x, z.x, origin.x,
+/// x.y, y.y, z.y, origin.y, x.z, y.z, z.z, origin.z]` where x, y, z are the basis columns.
+///
+/// Errors: [`VatError::BadLength`] if `transforms` is not a whole number of transforms or `out`
+/// or an array does not match the actor count; [`VatError::IndexOutOfRange`] for a clip outside
+/// `0..n_clips`; [`VatError::NonFinite`] for a transform or start time. The lowest offending actor
+/// is reported, and `out` is untouched.
+pub fn pack_actor_transforms_bulk(
+    out: &mut [f32],
+    transforms: &[f32],
+    clips: Option<&[i32]>,
+    start_times: Option<&[f32]>,
+    n_clips: u32,
+    time_origin: f32,
+) -> Result<PlacedTransforms> {
+    let input = BulkActors {
+        placement: Placement::Matrix(transforms),
+        clips,
+        start_times,
+        n_clips: n_clips.min(MAX_CLIPS),
+        time_origin,
+        stride: ACTOR_FLOATS_FULL,
+    };
+    check_len(
+        "transform floats (12 per actor)",
+        transforms.len().next_multiple_of(TRANSFORM_FLOATS),
+        transforms.len(),
+    )?;
+    let spread = pack_actors_split(out, &input, PARALLEL_MIN_ITEMS)?;
+    Ok(PlacedTransforms {
+        origins: spread.origins(),
+        max_stretch: spread.stretch2.sqrt(),
+    })
+}
+
+/// Validates `input` whole, then packs it into `out`.
+fn pack_actors_split(out: &mut [f32], input: &BulkActors, parallel_min: usize) -> Result<Spread> {
+    let n = input.placement.len();
     check_len("actor data floats", n * input.stride, out.len())?;
-    check_len("yaws", n, input.yaws.len())?;
+    if let Placement::Yaw { yaws, .. } = input.placement {
+        check_len("yaws", n, yaws.len())?;
+    }
     if let Some(c) = input.clips {
         check_len("clips", n, c.len())?;
     }
@@ -138,8 +199,45 @@ fn pack_actors_split(out: &mut [f32], input: &BulkActors, parallel_min: usize) -
             (start..end).find_map(|i| input.check(i).err().map(|e| (i, e)))
         })?;
     }
-    split.write(out, input.stride, |start, out| input.pack_range(start, out));
-    Ok(Bounds::from_points(input.positions))
+    let spread = split.write(
+        out,
+        input.stride,
+        |start, out| input.pack_range(start, out),
+        Spread::merge,
+    );
+    Ok(spread)
+}
+
+/// What a packing pass saw of its actors' placement: the bounds of their origins and the largest
+/// squared Frobenius norm of their bases (full transforms only).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Spread {
+    lo: Vec3,
+    hi: Vec3,
+    stretch2: f32,
+}
+
+impl Spread {
+    const EMPTY: Spread = Spread {
+        lo: Vec3::INFINITY,
+        hi: Vec3::NEG_INFINITY,
+        stretch2: 0.0,
+    };
+
+    fn merge(self, o: Spread) -> Spread {
+        Spread {
+            lo: self.lo.min(o.lo),
+            hi: self.hi.max(o.hi),
+            stretch2: self.stretch2.max(o.stretch2),
+        }
+    }
+
+    fn origins(&self) -> Bounds {
+        Bounds {
+            min: self.lo,
+            max: self.hi,
+        }
+    }
 }
 
 /// True unless `bits` is an infinity or NaN (all exponent bits set).
@@ -155,10 +253,30 @@ fn all_finite(values: &[f32]) -> bool {
         .fold(true, |ok, v| ok & finite_bits(v.to_bits()))
 }
 
-/// Borrowed inputs of [`pack_actors_bulk`], shared by its chunk tasks.
+/// How bulk actors are placed.
+#[derive(Clone, Copy)]
+enum Placement<'a> {
+    /// A position and a yaw about +Y per actor.
+    Yaw {
+        positions: &'a [Vec3],
+        yaws: &'a [f32],
+    },
+    /// A 3x4 transform per actor, [`TRANSFORM_FLOATS`] floats in `MultiMesh.buffer`'s layout.
+    Matrix(&'a [f32]),
+}
+
+impl Placement<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Placement::Yaw { positions, .. } => positions.len(),
+            Placement::Matrix(m) => m.len() / TRANSFORM_FLOATS,
+        }
+    }
+}
+
+/// Borrowed inputs of the actor bulk packers, shared by their chunk tasks.
 struct BulkActors<'a> {
-    positions: &'a [Vec3],
-    yaws: &'a [f32],
+    placement: Placement<'a>,
     clips: Option<&'a [i32]>,
     start_times: Option<&'a [f32]>,
     n_clips: u32,
@@ -170,16 +288,21 @@ struct BulkActors<'a> {
 impl BulkActors<'_> {
     /// True if no actor fails [`BulkActors::check`].
     fn all_valid(&self) -> bool {
-        // SAFETY: glam's Vec3 is `repr(C)` of three f32.
-        let coords = unsafe {
-            std::slice::from_raw_parts(
-                self.positions.as_ptr().cast::<f32>(),
-                self.positions.len() * 3,
-            )
+        let placed = match self.placement {
+            Placement::Yaw { positions, yaws } => {
+                // SAFETY: glam's Vec3 is `repr(C)` of three f32.
+                let coords = unsafe {
+                    std::slice::from_raw_parts(
+                        positions.as_ptr().cast::<f32>(),
+                        positions.len() * 3,
+                    )
+                };
+                all_finite(coords) && all_finite(yaws)
+            }
+            Placement::Matrix(m) => all_finite(m),
         };
         let n_clips = self.n_clips;
-        all_finite(coords)
-            && all_finite(self.yaws)
+        placed
             && self.start_times.is_none_or(all_finite)
             && self
                 .clips
@@ -187,7 +310,7 @@ impl BulkActors<'_> {
     }
 
     /// Writes the (validated) actors from `start` on into `out`.
-    fn pack_range(&self, start: usize, out: &mut [f32]) {
+    fn pack_range(&self, start: usize, out: &mut [f32]) -> Spread {
         let end = start + out.len() / self.stride;
         let clips = self.clips.map(|c| &c[start..end]);
         let starts = self.start_times.map(|s| &s[start..end]);
@@ -208,16 +331,53 @@ impl BulkActors<'_> {
         out: &mut [f32],
         clips: impl Iterator<Item = i32>,
         starts: impl Iterator<Item = f32>,
-    ) {
+    ) -> Spread {
         let tail = [pack_half2(1.0, 1.0), pack_half2(0.0, BLEND_BIAS)];
         let origin = self.time_origin;
+        let (positions, yaws) = match self.placement {
+            Placement::Yaw { positions, yaws } => (positions, yaws),
+            Placement::Matrix(m) => {
+                let items = out
+                    .chunks_exact_mut(self.stride)
+                    .zip(m[start * TRANSFORM_FLOATS..].chunks_exact(TRANSFORM_FLOATS))
+                    .zip(clips.zip(starts));
+                let mut spread = Spread::EMPTY;
+                for ((rec, m), (clip, t)) in items {
+                    let p = Vec3::new(m[3], m[7], m[11]);
+                    let r0 = Vec3::new(m[0], m[1], m[2]);
+                    let r1 = Vec3::new(m[4], m[5], m[6]);
+                    let r2 = Vec3::new(m[8], m[9], m[10]);
+                    spread.lo = spread.lo.min(p);
+                    spread.hi = spread.hi.max(p);
+                    let b2 = r0.length_squared() + r1.length_squared() + r2.length_squared();
+                    spread.stretch2 = spread.stretch2.max(b2);
+                    let code = clip_code(clip as u32, clip as u32);
+                    rec[..ACTOR_FLOATS].copy_from_slice(&[
+                        m[3],
+                        m[7],
+                        m[11],
+                        m[10],
+                        t - origin,
+                        code,
+                        tail[0],
+                        tail[1],
+                    ]);
+                    rec[ACTOR_FLOATS..]
+                        .copy_from_slice(&[m[0], m[4], m[8], m[1], m[5], m[9], m[2], m[6]]);
+                }
+                return spread;
+            }
+        };
         let full = self.stride == ACTOR_FLOATS_FULL;
         let items = out
             .chunks_exact_mut(self.stride)
-            .zip(&self.positions[start..])
-            .zip(&self.yaws[start..])
+            .zip(&positions[start..])
+            .zip(&yaws[start..])
             .zip(clips.zip(starts));
+        let mut spread = Spread::EMPTY;
         for (((rec, p), &yaw), (clip, t)) in items {
+            spread.lo = spread.lo.min(*p);
+            spread.hi = spread.hi.max(*p);
             let code = clip_code(clip as u32, clip as u32);
             rec[..ACTOR_FLOATS].copy_from_slice(&[
                 p.x,
@@ -233,6 +393,7 @@ impl BulkActors<'_> {
                 pack_basis(yaw_basis(yaw), rec);
             }
         }
+        spread
     }
 
     fn check(&self, i: usize) -> Result<()> {
@@ -241,11 +402,21 @@ impl BulkActors<'_> {
                 what: format!("{what} of actor {i}"),
             })
         };
-        if !self.positions[i].is_finite() {
-            return non_finite("position");
-        }
-        if !self.yaws[i].is_finite() {
-            return non_finite("yaw");
+        match self.placement {
+            Placement::Yaw { positions, yaws } => {
+                if !positions[i].is_finite() {
+                    return non_finite("position");
+                }
+                if !yaws[i].is_finite() {
+                    return non_finite("yaw");
+                }
+            }
+            Placement::Matrix(m) => {
+                let t = &m[i * TRANSFORM_FLOATS..(i + 1) * TRANSFORM_FLOATS];
+                if !t.iter().all(|v| v.is_finite()) {
+                    return non_finite("transform");
+                }
+            }
         }
         if self.start_times.is_some_and(|s| !s[i].is_finite()) {
             return non_finite("start time");
@@ -270,24 +441,31 @@ pub fn pack_actor_states_bulk(out: &mut [f32], states: &[ActorState]) -> Result<
 fn pack_states_split(out: &mut [f32], states: &[ActorState], parallel_min: usize) -> Result<()> {
     check_len("actor data floats", states.len() * ACTOR_FLOATS, out.len())?;
     let split = Split::for_items(states.len(), parallel_min);
-    split.write(out, ACTOR_FLOATS, |start, out| {
-        for (rec, a) in out.chunks_exact_mut(ACTOR_FLOATS).zip(&states[start..]) {
-            pack_actor(a, rec);
-        }
-    });
+    split.write(
+        out,
+        ACTOR_FLOATS,
+        |start, out| {
+            for (rec, a) in out.chunks_exact_mut(ACTOR_FLOATS).zip(&states[start..]) {
+                pack_actor(a, rec);
+            }
+        },
+        |(), ()| (),
+    );
     Ok(())
 }
 
 /// Packs one model instance per actor id, all with `look`, into `out` (4 bytes each), parallel
-/// from [`PARALLEL_MIN_ITEMS`] ids. Errors: [`VatError::BadLength`] if
-/// `out.len() != actor_ids.len() * 4`; [`VatError::IndexOutOfRange`] for an id outside
-/// `0..actor_count` (the lowest such is reported, and `out` is untouched).
+/// from [`PARALLEL_MIN_ITEMS`] ids. Returns whether any byte of `out` changed, so a caller can
+/// skip re-uploading a list that is the same as last frame's (equipment rarely changes).
+/// Errors: [`VatError::BadLength`] if `out.len() != actor_ids.len() * 4`;
+/// [`VatError::IndexOutOfRange`] for an id outside `0..actor_count` (the lowest such is
+/// reported, and `out` is untouched).
 pub fn pack_model_instances_bulk(
     out: &mut [u8],
     actor_ids: &[i32],
     look: u8,
     actor_count: u32,
-) -> Result<()> {
+) -> Result<bool> {
     pack_models_split(out, actor_ids, look, actor_count, PARALLEL_MIN_ITEMS)
 }
 
@@ -297,28 +475,54 @@ fn pack_models_split(
     look: u8,
     actor_count: u32,
     parallel_min: usize,
-) -> Result<()> {
+) -> Result<bool> {
     let stride = MODEL_INSTANCE_BYTES as usize;
     let n = actor_ids.len();
     check_len("model instance bytes", n * stride, out.len())?;
     let count = actor_count.min(MAX_ACTORS);
     let split = Split::for_items(n, parallel_min);
-    split.check(n, |start, end| {
-        let ids = &actor_ids[start..end];
-        let j = ids.iter().position(|&id| id < 0 || id as u32 >= count)?;
-        let e = VatError::IndexOutOfRange {
-            what: "actor id",
-            index: i64::from(ids[j]),
-            len: count as usize,
-        };
-        Some((start + j, e))
-    })?;
-    split.write(out, stride, |start, out| {
-        for (dst, &id) in out.chunks_exact_mut(stride).zip(&actor_ids[start..]) {
-            dst.copy_from_slice(&pack_model_instance(id as u32, look));
+    // Negative ids wrap to huge u32s, so one unsigned compare checks both ends; branch-free so it
+    // vectorises, with the per-item search only when it found something.
+    if !actor_ids
+        .iter()
+        .fold(true, |ok, &id| ok & ((id as u32) < count))
+    {
+        split.check(n, |start, end| {
+            let ids = &actor_ids[start..end];
+            let j = ids.iter().position(|&id| id < 0 || id as u32 >= count)?;
+            let e = VatError::IndexOutOfRange {
+                what: "actor id",
+                index: i64::from(ids[j]),
+                len: count as usize,
+            };
+            Some((start + j, e))
+        })?;
+    }
+    // A texel as a little-endian u32: the actor index in its low 24 bits, the look above.
+    let look_bits = u32::from(look) << 24;
+    let write = |start: usize, out: &mut [u8]| {
+        // SAFETY: every bit pattern is a valid u32; align_to_mut returns only the aligned middle.
+        let (head, texels, tail) = unsafe { out.align_to_mut::<u32>() };
+        if !head.is_empty() || !tail.is_empty() {
+            // Unaligned storage (never from Godot's allocator): byte by byte.
+            let mut changed = false;
+            for (dst, &id) in out.chunks_exact_mut(stride).zip(&actor_ids[start..]) {
+                let texel = pack_model_instance(id as u32, look);
+                changed |= *dst != texel;
+                dst.copy_from_slice(&texel);
+            }
+            return changed;
         }
-    });
-    Ok(())
+        let mut diff = 0u32;
+        for (dst, &id) in texels.iter_mut().zip(&actor_ids[start..]) {
+            let texel = ((id as u32 & 0x00ff_ffff) | look_bits).to_le();
+            diff |= *dst ^ texel;
+            *dst = texel;
+        }
+        diff != 0
+    };
+    let changed = split.write(out, stride, write, |a, b| a | b);
+    Ok(changed)
 }
 
 #[cfg(test)]
@@ -335,8 +539,10 @@ mod tests {
         let n = 2 * BULK_CHUNK + 17;
         let (positions, yaws, clips, starts) = inputs(n);
         let input = BulkActors {
-            positions: &positions,
-            yaws: &yaws,
+            placement: Placement::Yaw {
+                positions: &positions,
+                yaws: &yaws,
+            },
             clips: Some(&clips),
             start_times: Some(&starts),
             n_clips: 3,
@@ -345,17 +551,26 @@ mod tests {
         };
         let mut a = vec![0.0; n * ACTOR_FLOATS];
         let mut b = vec![1.0; n * ACTOR_FLOATS];
-        let ba = pack_actors_split(&mut a, &input, usize::MAX).unwrap();
-        let bb = pack_actors_split(&mut b, &input, SPLIT).unwrap();
+        let sa = pack_actors_split(&mut a, &input, usize::MAX).unwrap();
+        let sb = pack_actors_split(&mut b, &input, SPLIT).unwrap();
         assert_eq!(a, b);
-        assert_eq!(ba, bb);
+        assert_eq!(sa, sb);
+        assert_eq!(sa.origins(), Bounds::from_points(&positions));
         assert_eq!(a[ACTOR_FLOATS * (n - 1) + 4], starts[n - 1] - 2.0);
 
         let ids: Vec<i32> = (0..n as i32).rev().collect();
         let mut ma = vec![0u8; n * 4];
         let mut mb = vec![1u8; n * 4];
-        pack_models_split(&mut ma, &ids, 7, n as u32, usize::MAX).unwrap();
-        pack_models_split(&mut mb, &ids, 7, n as u32, SPLIT).unwrap();
+        assert!(pack_models_split(&mut ma, &ids, 7, n as u32, usize::MAX).unwrap());
+        assert!(pack_models_split(&mut mb, &ids, 7, n as u32, SPLIT).unwrap());
+        assert_eq!(ma, mb);
+        // Packing the same list again changes nothing; one different id in the last task does.
+        assert!(!pack_models_split(&mut ma, &ids, 7, n as u32, usize::MAX).unwrap());
+        assert!(!pack_models_split(&mut mb, &ids, 7, n as u32, SPLIT).unwrap());
+        let mut moved = ids.clone();
+        moved[n - 1] = 1;
+        assert!(pack_models_split(&mut mb, &moved, 7, n as u32, SPLIT).unwrap());
+        assert!(pack_models_split(&mut ma, &moved, 7, n as u32, usize::MAX).unwrap());
         assert_eq!(ma, mb);
 
         let states: Vec<ActorState> = positions
@@ -368,6 +583,19 @@ mod tests {
         pack_states_split(&mut a, &states, usize::MAX).unwrap();
         pack_states_split(&mut b, &states, SPLIT).unwrap();
         assert_eq!(a, b);
+
+        let (flat, _) = crate::crowd::tests::bulk_transforms(n);
+        let matrices = BulkActors {
+            placement: Placement::Matrix(&flat),
+            stride: ACTOR_FLOATS_FULL,
+            ..input
+        };
+        let mut fa = vec![0.0; n * ACTOR_FLOATS_FULL];
+        let mut fb = vec![1.0; n * ACTOR_FLOATS_FULL];
+        let sa = pack_actors_split(&mut fa, &matrices, usize::MAX).unwrap();
+        let sb = pack_actors_split(&mut fb, &matrices, SPLIT).unwrap();
+        assert_eq!(fa, fb);
+        assert_eq!(sa, sb);
     }
 
     #[test]
@@ -377,8 +605,10 @@ mod tests {
         positions[2 * BULK_CHUNK + 5].x = f32::NAN; // found by a later task
         positions[BULK_CHUNK + 9].z = f32::INFINITY;
         let input = BulkActors {
-            positions: &positions,
-            yaws: &yaws,
+            placement: Placement::Yaw {
+                positions: &positions,
+                yaws: &yaws,
+            },
             clips: Some(&clips),
             start_times: Some(&starts),
             n_clips: 3,

@@ -316,11 +316,24 @@ fn bulk_states_match_single_packing() {
 fn bulk_model_instances() {
     let ids: Vec<i32> = (0..20_000).map(|i| i * 3).collect();
     let mut out = vec![0u8; ids.len() * 4];
-    pack_model_instances_bulk(&mut out, &ids, 9, 60_000).unwrap();
+    assert_eq!(
+        pack_model_instances_bulk(&mut out, &ids, 9, 60_000),
+        Ok(true)
+    );
     assert_eq!(
         &out[4 * 12_345..4 * 12_346],
         &pack_model_instance(37_035, 9)
     );
+    // The same list again: nothing changed. A new look only: changed.
+    assert_eq!(
+        pack_model_instances_bulk(&mut out, &ids, 9, 60_000),
+        Ok(false)
+    );
+    assert_eq!(
+        pack_model_instances_bulk(&mut out, &ids, 8, 60_000),
+        Ok(true)
+    );
+    assert_eq!(&out[4 * 7..4 * 8], &pack_model_instance(21, 8));
     assert_eq!(
         pack_model_instances_bulk(&mut out, &ids, 9, 59_997),
         Err(VatError::IndexOutOfRange {
@@ -340,6 +353,17 @@ fn bulk_model_instances() {
         })
     );
     assert!(pack_model_instances_bulk(&mut out[..4], &ids, 9, 60_000).is_err());
+    // Storage that is not 4-byte aligned gets the same bytes.
+    let mut odd = vec![0u8; out.len() + 1];
+    assert_eq!(
+        pack_model_instances_bulk(&mut odd[1..], &ids, 8, 60_000),
+        Ok(true)
+    );
+    assert_eq!(&odd[1..], &out[..]);
+    assert_eq!(
+        pack_model_instances_bulk(&mut odd[1..], &ids, 8, 60_000),
+        Ok(false)
+    );
 }
 
 #[test]
@@ -404,4 +428,100 @@ fn full_transform_records() {
     let bv = cols[0] * v.x + cols[1] * v.y + cols[2] * v.z;
     assert!(bv.length() <= basis_stretch(cols) * v.length());
     assert_eq!(basis_stretch([Vec3::X, Vec3::Y, Vec3::Z]), 3f32.sqrt());
+}
+
+/// `n` sheared, scaled, turned 3x4 transforms in MultiMesh.buffer's row layout, and their
+/// basis columns and origins.
+pub(crate) fn bulk_transforms(n: usize) -> (Vec<f32>, Vec<([Vec3; 3], Vec3)>) {
+    let mut flat = Vec::with_capacity(n * TRANSFORM_FLOATS);
+    let mut parts = Vec::with_capacity(n);
+    for i in 0..n {
+        let f = i as f32;
+        let q = Quat::from_euler(glam::EulerRot::YXZ, f * 0.1, 0.3, -0.2);
+        let [x, y, z] = [
+            q * Vec3::X * 1.5,
+            q * Vec3::Y + Vec3::X * 0.2,
+            q * Vec3::Z * 0.5,
+        ];
+        let o = Vec3::new(f, -2.0, f * 0.5);
+        flat.extend_from_slice(&[x.x, y.x, z.x, o.x, x.y, y.y, z.y, o.y, x.z, y.z, z.z, o.z]);
+        parts.push(([x, y, z], o));
+    }
+    (flat, parts)
+}
+
+#[test]
+fn bulk_transforms_match_single_records() {
+    let n = 5_000;
+    let (flat, parts) = bulk_transforms(n);
+    let (_, _, clips, starts) = bulk_inputs(n);
+    let mut out = vec![0.0; n * ACTOR_FLOATS_FULL];
+    let placed =
+        pack_actor_transforms_bulk(&mut out, &flat, Some(&clips), Some(&starts), 3, 1.5).unwrap();
+    let mut one = [0.0; ACTOR_FLOATS_FULL];
+    for i in [0, 1, 2_345, n - 1] {
+        let (cols, origin) = parts[i];
+        let a = ActorState {
+            position: origin,
+            clip: clips[i] as u32,
+            prev_clip: clips[i] as u32,
+            start_time: starts[i] - 1.5,
+            ..ActorState::default()
+        };
+        pack_actor_record(&a, Some(cols), &mut one);
+        assert_eq!(&out[i * 16..i * 16 + 16], &one, "actor {i}");
+        assert_eq!(unpack_basis(&one), cols);
+    }
+    let origins: Vec<Vec3> = parts.iter().map(|p| p.1).collect();
+    assert_eq!(placed.origins, Bounds::from_points(&origins));
+    let widest = parts.iter().map(|p| basis_stretch(p.0)).fold(0.0, f32::max);
+    assert!((placed.max_stretch - widest).abs() <= 1e-6 * widest);
+    // No clips or start times: clip 0 from time 0 (less the origin).
+    pack_actor_transforms_bulk(&mut out, &flat, None, None, 3, 0.0).unwrap();
+    let back = unpack_actor(&out[16 * (n - 1)..]);
+    assert_eq!((back.clip, back.start_time), (0, 0.0));
+    let none = pack_actor_transforms_bulk(&mut [], &[], None, None, 3, 0.0).unwrap();
+    assert!(none.origins.is_empty());
+}
+
+#[test]
+fn bulk_transforms_report_the_first_error() {
+    let n = 100;
+    let (mut flat, _) = bulk_transforms(n);
+    let (_, _, mut clips, _) = bulk_inputs(n);
+    let mut out = vec![-3.0; n * ACTOR_FLOATS_FULL];
+    assert_eq!(
+        pack_actor_transforms_bulk(&mut out, &flat[..flat.len() - 1], None, None, 3, 0.0),
+        Err(VatError::BadLength {
+            what: "transform floats (12 per actor)",
+            expected: n * 12,
+            got: n * 12 - 1
+        })
+    );
+    assert_eq!(
+        pack_actor_transforms_bulk(&mut out[16..], &flat, None, None, 3, 0.0),
+        Err(VatError::BadLength {
+            what: "actor data floats",
+            expected: n * 16,
+            got: (n - 1) * 16
+        })
+    );
+    flat[77 * 12 + 5] = f32::NAN; // a basis entry
+    flat[90 * 12 + 11] = f32::INFINITY; // an origin
+    clips[40] = 3;
+    assert_eq!(
+        pack_actor_transforms_bulk(&mut out, &flat, None, None, 3, 0.0),
+        Err(VatError::NonFinite {
+            what: "transform of actor 77".into()
+        })
+    );
+    assert_eq!(
+        pack_actor_transforms_bulk(&mut out, &flat, Some(&clips), None, 3, 0.0),
+        Err(VatError::IndexOutOfRange {
+            what: "clip index",
+            index: 3,
+            len: 3
+        })
+    );
+    assert!(out.iter().all(|&v| v == -3.0), "a rejected call wrote data");
 }

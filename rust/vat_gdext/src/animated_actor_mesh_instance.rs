@@ -349,6 +349,54 @@ impl AnimatedActorMeshInstance {
         self.placed = PlacedBounds::of_positions(&placed);
     }
 
+    /// Replaces this frame's actors, one per whole transform: 12 floats each, in the layout of
+    /// `MultiMesh.buffer` for 3D transforms (the 3x4 matrix row by row: `basis.x.x, basis.y.x,
+    /// basis.z.x, origin.x, basis.x.y, …`), so code that fills a MultiMesh buffer can feed it.
+    /// Clips (empty: 0) and start times (crowd seconds; empty: 0) as in `set_actors`. Needs
+    /// `full_transform` (without it an actor stores only position, yaw and scale).
+    #[func]
+    fn set_actor_transforms(
+        &mut self,
+        transforms: PackedFloat32Array,
+        clips: PackedInt32Array,
+        start_times: PackedFloat32Array,
+    ) {
+        if !self.full_transform {
+            godot_error!(
+                "vat_crowd: set_actor_transforms: needs full_transform = true; this frame's \
+                 actors were not changed (use set_actors for positions and yaws)"
+            );
+            return;
+        }
+        if !self.ensure_gpu() {
+            return;
+        }
+        let n = transforms.len() / crowd::TRANSFORM_FLOATS;
+        let origin = self.clock.origin() as f32;
+        let clip_count = self.clip_count;
+        let gpu = self.gpu.as_mut().expect("ensured");
+        gpu.actors.reserve(n);
+        let out = &mut gpu.actors.floats_mut()[..n * crowd::ACTOR_FLOATS_FULL];
+        let clips = (!clips.is_empty()).then_some(clips.as_slice());
+        let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
+        match crowd::pack_actor_transforms_bulk(
+            out,
+            transforms.as_slice(),
+            clips,
+            starts,
+            clip_count,
+            origin,
+        ) {
+            Ok(placed) => {
+                self.actor_count = n;
+                self.placed = PlacedBounds::of_transforms(&placed);
+            }
+            Err(e) => godot_error!(
+                "vat_crowd: set_actor_transforms: {e}; this frame's actors were not changed"
+            ),
+        }
+    }
+
     /// Replaces model `model_index`'s instances this frame: one per entry of `actor_ids` (indices
     /// into this frame's actors), all with the same `variation` and `tint`.
     #[func]
@@ -371,16 +419,24 @@ impl AnimatedActorMeshInstance {
         let gpu = self.gpu.as_mut().expect("ensured");
         let indices = &mut gpu.models[m].indices;
         indices.reserve(n);
-        if let Err(e) = crowd::pack_model_instances_bulk(
-            &mut indices.bytes_mut()[..n * 4],
+        match crowd::pack_model_instances_bulk(
+            &mut indices.bytes_mut_untracked()[..n * 4],
             actor_ids.as_slice(),
             look,
             actor_count,
         ) {
-            godot_error!(
-                "vat_crowd: set_model_actors(model {model_index}): {e}; model not changed"
-            );
-            return;
+            // The same list as last frame (steady equipment) is not uploaded again.
+            Ok(changed) => {
+                if changed {
+                    indices.mark_changed();
+                }
+            }
+            Err(e) => {
+                godot_error!(
+                    "vat_crowd: set_model_actors(model {model_index}): {e}; model not changed"
+                );
+                return;
+            }
         }
         self.model_counts[m] = n;
     }

@@ -295,7 +295,24 @@ impl AnimatedMeshInstance {
         self.dirty = true;
     }
 
-    /// Sets positions and yaws of instances `first_id`, `first_id + 1`, … in one call.
+    /// Instance `id`'s transform as last set (the whole basis, even where only its yaw and scale
+    /// are drawn because `full_transform` is off), or the identity after an error for an unknown id.
+    #[func]
+    fn get_instance_transform(&self, id: i32) -> Transform3D {
+        let Some(slot) = self.slot_of(id, "get_instance_transform") else {
+            return Transform3D::IDENTITY;
+        };
+        let inst = &self.slots[slot];
+        let [x, y, z] = inst.basis.map(convert::to_vector3);
+        Transform3D::new(
+            Basis::from_cols(x, y, z),
+            convert::to_vector3(inst.position),
+        )
+    }
+
+    /// Sets positions and yaws of instances `first_id`, `first_id + 1`, … in one call. If any
+    /// entry is bad (an unknown id, a value that is not finite) it reports the first and changes
+    /// nothing.
     #[func]
     fn set_transforms(
         &mut self,
@@ -312,19 +329,56 @@ impl AnimatedMeshInstance {
             return;
         }
         let points = convert::vec3_slice(positions.as_slice());
-        for (i, (p, y)) in points.iter().zip(yaws.as_slice()).enumerate() {
-            let id = first_id + i as i32;
-            let Some(slot) = self.slot_of(id, "set_transforms") else {
-                return;
-            };
-            if !p.is_finite() || !y.is_finite() {
-                godot_error!("vat_crowd: set_transforms: entry {i} (id {id}) is not finite; it and later entries unchanged");
-                return;
-            }
+        let finite = |i: usize| points[i].is_finite() && yaws[i].is_finite();
+        let Some(slots) = self.slots_for(first_id, points.len(), finite, "set_transforms") else {
+            return;
+        };
+        for ((slot, p), y) in slots.zip(points).zip(yaws.as_slice()) {
             let inst = &mut self.slots[slot];
             inst.position = *p;
             inst.yaw = *y;
             inst.basis = crowd::yaw_basis(*y).map(|c| c * inst.scale);
+        }
+        self.dirty = true;
+    }
+
+    /// Sets whole transforms of instances `first_id`, `first_id + 1`, … in one call: 12 floats
+    /// each, in the layout of `MultiMesh.buffer` for 3D transforms (the 3x4 matrix row by row:
+    /// `basis.x.x, basis.y.x, basis.z.x, origin.x, basis.x.y, …`). Tilt, non-uniform scale and
+    /// shear are drawn with `full_transform`; without it, as `set_instance_transform`, the yaw and
+    /// the basis x axis' length as uniform scale. If any entry is bad (an unknown id, a value that
+    /// is not finite) it reports the first and changes nothing.
+    #[func]
+    fn set_instance_transforms(
+        &mut self,
+        transforms: PackedFloat32Array,
+        #[opt(default = 0)] first_id: i32,
+    ) {
+        let floats = transforms.as_slice();
+        if !floats.len().is_multiple_of(crowd::TRANSFORM_FLOATS) {
+            godot_error!(
+                "vat_crowd: set_instance_transforms: {} floats is not 12 per instance; unchanged",
+                floats.len()
+            );
+            return;
+        }
+        let rows: Vec<&[f32]> = floats.chunks_exact(crowd::TRANSFORM_FLOATS).collect();
+        let poses: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                let t = convert::transform_from_rows(r);
+                convert::actor_pose(t).map(|pose| (pose, convert::basis_cols(t)))
+            })
+            .collect();
+        let finite = |i: usize| poses[i].is_some();
+        let Some(slots) = self.slots_for(first_id, rows.len(), finite, "set_instance_transforms")
+        else {
+            return;
+        };
+        for (slot, pose) in slots.zip(poses) {
+            let ((position, yaw, scale), basis) = pose.expect("checked");
+            let inst = &mut self.slots[slot];
+            (inst.position, inst.yaw, inst.scale, inst.basis) = (position, yaw, scale, basis);
         }
         self.dirty = true;
     }
@@ -543,6 +597,30 @@ impl AnimatedMeshInstance {
         self.slot_ids.push(id);
         self.dirty = true;
         id
+    }
+
+    /// The slots of ids `first_id..first_id + n`, or `None` after reporting the first entry whose
+    /// id is unknown or that `valid(entry)` rejects as not finite.
+    fn slots_for(
+        &self,
+        first_id: i32,
+        n: usize,
+        valid: impl Fn(usize) -> bool,
+        what: &str,
+    ) -> Option<std::vec::IntoIter<usize>> {
+        let mut slots = Vec::with_capacity(n);
+        for i in 0..n {
+            let id = first_id.saturating_add(i as i32);
+            let slot = self.slot_of(id, what)?;
+            if !valid(i) {
+                godot_error!(
+                    "vat_crowd: {what}: entry {i} (id {id}) is not finite; nothing changed"
+                );
+                return None;
+            }
+            slots.push(slot);
+        }
+        Some(slots.into_iter())
     }
 
     fn slot_of(&self, id: i32, what: &str) -> Option<usize> {

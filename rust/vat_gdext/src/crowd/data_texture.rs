@@ -5,8 +5,9 @@ use godot::classes::{Image, ImageTexture};
 use godot::prelude::*;
 use vat_core::layout::DATA_TEXTURE_WIDTH;
 
-/// Bytes written in place each frame and pushed with one `ImageTexture.update()`. The texture is
-/// re-created only when capacity grows (see [`DataTexture::reserve`]).
+/// Bytes written in place each frame and pushed with one `ImageTexture.update()`, only if they
+/// changed since the last upload. The texture is re-created only when capacity grows (see
+/// [`DataTexture::reserve`]).
 pub struct DataTexture {
     format: Format,
     bytes_per_item: usize,
@@ -17,6 +18,7 @@ pub struct DataTexture {
     image: Gd<Image>,
     texture: Option<Gd<ImageTexture>>,
     tiny: PackedByteArray,
+    changed: bool,
 }
 
 impl DataTexture {
@@ -37,6 +39,7 @@ impl DataTexture {
             image: Image::new_gd(),
             texture: None,
             tiny: PackedByteArray::from(vec![0u8; bytes_per_texel].as_slice()),
+            changed: true,
         };
         t.reserve(min_items);
         t
@@ -58,13 +61,27 @@ impl DataTexture {
         true
     }
 
-    /// The bytes, to write in place (no copy: nothing else holds them between uploads).
+    /// The bytes, to write in place (no copy: nothing else holds them between uploads); the next
+    /// upload sends them.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.changed = true;
         self.bytes.as_mut_slice()
     }
 
-    /// The bytes viewed as f32 (for RGBAF textures).
+    /// The bytes for a writer that tells whether it changed them: call
+    /// [`DataTexture::mark_changed`] if it did, else the next upload is skipped.
+    pub fn bytes_mut_untracked(&mut self) -> &mut [u8] {
+        self.bytes.as_mut_slice()
+    }
+
+    /// Makes the next upload send the bytes.
+    pub fn mark_changed(&mut self) {
+        self.changed = true;
+    }
+
+    /// The bytes viewed as f32 (for RGBAF textures); the next upload sends them.
     pub fn floats_mut(&mut self) -> &mut [f32] {
+        self.changed = true;
         let bytes = self.bytes.as_mut_slice();
         // SAFETY: every bit pattern is a valid f32; align_to_mut returns only the aligned middle.
         let (head, floats, _) = unsafe { bytes.align_to_mut::<f32>() };
@@ -76,8 +93,13 @@ impl DataTexture {
     }
 
     /// Pushes the bytes to the GPU with one `ImageTexture.update()` (or creates the texture after
-    /// growth). Returns the texture if it is a new object.
+    /// growth), unless nothing wrote them since the last upload. Returns the texture if it is a
+    /// new object.
     pub fn upload(&mut self) -> Option<Gd<ImageTexture>> {
+        if !self.changed && self.texture.is_some() {
+            return None;
+        }
+        self.changed = false;
         let width = DATA_TEXTURE_WIDTH as i32;
         let texels = self.capacity * self.texels_per_item;
         let height = texels.div_ceil(DATA_TEXTURE_WIDTH as usize) as i32;

@@ -86,7 +86,7 @@ impl CrowdGpu {
         })
     }
 
-    /// Uploads this frame's data (one `ImageTexture.update()` per data texture) and sets each
+    /// Uploads this frame's data (one `ImageTexture.update()` per data texture that changed) and sets each
     /// model's visible count, culling bounds and the crowd clock.
     pub fn submit(
         &mut self,
@@ -193,11 +193,20 @@ impl ModelGpu {
         })
     }
 
-    /// Writes the look table (tint, variation pairs) into the looks texture bytes.
+    /// Writes the look table (tint, variation pairs) into the looks texture bytes; the texture is
+    /// uploaded again only if the table changed.
     pub fn set_looks(&mut self, packed: &[f32]) {
-        let floats = self.looks.floats_mut();
-        let n = packed.len().min(floats.len());
-        floats[..n].copy_from_slice(&packed[..n]);
+        let bytes = self.looks.bytes_mut_untracked();
+        let n = (packed.len() * 4).min(bytes.len());
+        let new: Vec<u8> = packed
+            .iter()
+            .flat_map(|f| f.to_ne_bytes())
+            .take(n)
+            .collect();
+        if bytes[..n] != new[..] {
+            bytes[..n].copy_from_slice(&new);
+            self.looks.mark_changed();
+        }
     }
 
     fn submit(

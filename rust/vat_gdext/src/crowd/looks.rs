@@ -1,6 +1,7 @@
 //! Crowd bookkeeping shared by both crowd nodes: bounds of what was placed, look tables.
 
 use glam::Vec3;
+use vat_core::crowd::PlacedTransforms;
 use vat_core::encode::Bounds;
 
 /// Running bounds of actor positions and their largest scale, for culling.
@@ -52,6 +53,19 @@ impl PlacedBounds {
             max: positions.max,
             max_scale: 1.0,
             tilted: false,
+        }
+    }
+
+    /// Actors with full transforms whose origins and stretch `placed` describes.
+    pub fn of_transforms(placed: &PlacedTransforms) -> Self {
+        if placed.origins.is_empty() {
+            return Self::default();
+        }
+        Self {
+            min: placed.origins.min,
+            max: placed.origins.max,
+            max_scale: placed.max_stretch,
+            tilted: true,
         }
     }
 
