@@ -25,6 +25,7 @@ pub mod half;
 pub mod layout;
 pub mod octahedral;
 pub mod skin;
+pub mod slots;
 pub mod validate;
 
 pub use bounds::Bounds;

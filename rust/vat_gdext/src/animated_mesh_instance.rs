@@ -6,6 +6,7 @@ use godot::classes::{INode3D, Material, Node3D};
 use godot::prelude::*;
 use vat_core::clock::CrowdClock;
 use vat_core::crowd::{self, ActorState, LookTable};
+use vat_core::slots::IdSlots;
 
 use crate::animated_actor_mesh_instance::shadow_setting;
 use crate::convert;
@@ -80,10 +81,7 @@ pub struct AnimatedMeshInstance {
     gpu_error: Option<String>,
     clip_count: u32,
     variation_count: u32,
-    slots: Vec<Instance>,
-    slot_ids: Vec<i32>,
-    id_slots: Vec<i32>,
-    free_ids: Vec<i32>,
+    instances: IdSlots<Instance>,
     dirty: bool,
     last_submit_usec: i64,
     base: Base<Node3D>,
@@ -251,7 +249,7 @@ impl AnimatedMeshInstance {
             return -1;
         }
         // Consecutive ids need fresh ones, not recycled ones.
-        let first = self.id_slots.len() as i32;
+        let first = self.instances.next_fresh_id() as i32;
         let now = self.clock.time();
         for (p, y) in points.iter().zip(yaws.as_slice()) {
             let inst = Instance {
@@ -268,10 +266,7 @@ impl AnimatedMeshInstance {
                 tint: [1.0; 4],
                 variation: 0,
             };
-            let id = self.id_slots.len() as i32;
-            self.id_slots.push(self.slots.len() as i32);
-            self.slots.push(inst);
-            self.slot_ids.push(id);
+            self.instances.insert_fresh(inst);
         }
         self.dirty = true;
         first
@@ -289,7 +284,7 @@ impl AnimatedMeshInstance {
             );
             return;
         };
-        let inst = &mut self.slots[slot];
+        let inst = &mut self.instances.items_mut()[slot];
         (inst.position, inst.yaw, inst.scale) = (position, yaw, scale);
         inst.basis = convert::basis_cols(transform);
         self.dirty = true;
@@ -302,7 +297,7 @@ impl AnimatedMeshInstance {
         let Some(slot) = self.slot_of(id, "get_instance_transform") else {
             return Transform3D::IDENTITY;
         };
-        let inst = &self.slots[slot];
+        let inst = &self.instances.items()[slot];
         let [x, y, z] = inst.basis.map(convert::to_vector3);
         Transform3D::new(
             Basis::from_cols(x, y, z),
@@ -334,7 +329,7 @@ impl AnimatedMeshInstance {
             return;
         };
         for ((slot, p), y) in slots.zip(points).zip(yaws.as_slice()) {
-            let inst = &mut self.slots[slot];
+            let inst = &mut self.instances.items_mut()[slot];
             inst.position = *p;
             inst.yaw = *y;
             inst.basis = crowd::yaw_basis(*y).map(|c| c * inst.scale);
@@ -377,7 +372,7 @@ impl AnimatedMeshInstance {
         };
         for (slot, pose) in slots.zip(poses) {
             let ((position, yaw, scale), basis) = pose.expect("checked");
-            let inst = &mut self.slots[slot];
+            let inst = &mut self.instances.items_mut()[slot];
             (inst.position, inst.yaw, inst.scale, inst.basis) = (position, yaw, scale, basis);
         }
         self.dirty = true;
@@ -400,7 +395,7 @@ impl AnimatedMeshInstance {
             return;
         }
         let now = self.clock.time();
-        let inst = &mut self.slots[slot];
+        let inst = &mut self.instances.items_mut()[slot];
         play(inst, clip as u32, now, blend_time as f32, speed as f32);
         self.dirty = true;
     }
@@ -423,7 +418,7 @@ impl AnimatedMeshInstance {
                 return;
             };
             play(
-                &mut self.slots[slot],
+                &mut self.instances.items_mut()[slot],
                 clip as u32,
                 now,
                 blend_time as f32,
@@ -439,7 +434,7 @@ impl AnimatedMeshInstance {
         let Some(slot) = self.slot_of(id, "set_instance_tint") else {
             return;
         };
-        self.slots[slot].tint = convert::rgba(tint);
+        self.instances.items_mut()[slot].tint = convert::rgba(tint);
         self.dirty = true;
     }
 
@@ -450,7 +445,7 @@ impl AnimatedMeshInstance {
             return;
         };
         if self.variation_ok(variation, "set_instance_variation") {
-            self.slots[slot].variation = variation as u32;
+            self.instances.items_mut()[slot].variation = variation as u32;
             self.dirty = true;
         }
     }
@@ -458,35 +453,23 @@ impl AnimatedMeshInstance {
     /// Removes instance `id`; the other ids stay valid.
     #[func]
     fn remove_instance(&mut self, id: i32) {
-        let Some(slot) = self.slot_of(id, "remove_instance") else {
-            return;
-        };
-        let last = self.slots.len() - 1;
-        self.slots.swap_remove(slot);
-        self.slot_ids.swap_remove(slot);
-        if slot != last {
-            let moved = self.slot_ids[slot];
-            self.id_slots[moved as usize] = slot as i32;
+        if self.slot_of(id, "remove_instance").is_some() {
+            self.instances.remove(i64::from(id));
+            self.dirty = true;
         }
-        self.id_slots[id as usize] = -1;
-        self.free_ids.push(id);
-        self.dirty = true;
     }
 
     /// Removes every instance.
     #[func]
     fn clear(&mut self) {
-        self.slots.clear();
-        self.slot_ids.clear();
-        self.id_slots.clear();
-        self.free_ids.clear();
+        self.instances.clear();
         self.dirty = true;
     }
 
     /// Live instances.
     #[func]
     fn get_instance_count(&self) -> i32 {
-        self.slots.len() as i32
+        self.instances.len() as i32
     }
 
     /// CPU time of the last submit that uploaded data, in microseconds.
@@ -511,7 +494,7 @@ impl AnimatedMeshInstance {
             self.update_billboard();
             return;
         }
-        let n = self.slots.len();
+        let n = self.instances.len();
         let mut looks = LookTable::new();
         let mut placed = PlacedBounds::default();
         let full = self.full_transform;
@@ -519,7 +502,7 @@ impl AnimatedMeshInstance {
         let gpu = self.gpu.as_mut().expect("ensured");
         gpu.actors.reserve(n);
         gpu.models[0].indices.reserve(n);
-        for (i, inst) in self.slots.iter().enumerate() {
+        for (i, inst) in self.instances.items().iter().enumerate() {
             let state = ActorState {
                 position: inst.position,
                 yaw: inst.yaw,
@@ -540,7 +523,7 @@ impl AnimatedMeshInstance {
                 .unwrap_or_else(|e| {
                     godot_error!(
                         "vat_crowd: instance {}: {e}; drawn with the first look",
-                        self.slot_ids[i]
+                        self.instances.id_at(i)
                     );
                     0
                 });
@@ -582,21 +565,8 @@ impl AnimatedMeshInstance {
     }
 
     fn push(&mut self, inst: Instance) -> i32 {
-        let slot = self.slots.len() as i32;
-        let id = match self.free_ids.pop() {
-            Some(id) => {
-                self.id_slots[id as usize] = slot;
-                id
-            }
-            None => {
-                self.id_slots.push(slot);
-                self.id_slots.len() as i32 - 1
-            }
-        };
-        self.slots.push(inst);
-        self.slot_ids.push(id);
         self.dirty = true;
-        id
+        self.instances.insert(inst) as i32
     }
 
     /// The slots of ids `first_id..first_id + n`, or `None` after reporting the first entry whose
@@ -624,15 +594,11 @@ impl AnimatedMeshInstance {
     }
 
     fn slot_of(&self, id: i32, what: &str) -> Option<usize> {
-        match self.id_slots.get(id.max(-1) as usize).copied() {
-            Some(slot) if id >= 0 && slot >= 0 => Some(slot as usize),
-            _ => {
-                godot_error!(
-                    "vat_crowd: {what}: no instance with id {id} (removed or never added)"
-                );
-                None
-            }
+        let slot = self.instances.slot(i64::from(id));
+        if slot.is_none() {
+            godot_error!("vat_crowd: {what}: no instance with id {id} (removed or never added)");
         }
+        slot
     }
 
     fn clip_ok(&mut self, clip: i32, what: &str) -> bool {
