@@ -62,8 +62,9 @@ pub struct AnimatedMeshInstance {
     #[export]
     #[init(val = true)]
     interpolate: bool,
-    /// Turn every instance about its up axis to face the current camera each frame (and in the
-    /// shadow pass, so shadows match what is seen); the instance's own yaw is added on top.
+    /// Turn every instance about its up axis to face the current camera each frame (in the editor,
+    /// the 3D editor viewport's camera), also in the shadow pass so shadows match what is seen;
+    /// the instance's own yaw is added on top.
     #[export]
     billboard: bool,
     /// Store each instance's whole 3x4 transform (any rotation, non-uniform scale or shear) at

@@ -10,7 +10,10 @@ use godot::classes::geometry_instance_3d::ShadowCastingSetting;
 use godot::classes::image::Format;
 use godot::classes::multi_mesh::{PhysicsInterpolationQuality, TransformFormat};
 use godot::classes::node::{InternalMode, PhysicsInterpolationMode};
-use godot::classes::{ArrayMesh, Material, MultiMesh, MultiMeshInstance3D, Node3D, ShaderMaterial};
+use godot::classes::{
+    ArrayMesh, EditorInterface, Engine, Material, MultiMesh, MultiMeshInstance3D, Node3D,
+    ShaderMaterial,
+};
 use godot::prelude::*;
 use vat_core::crowd::record_texels;
 use vat_core::encode::Bounds;
@@ -30,9 +33,17 @@ pub fn report_once(last: &mut Option<String>, node: &str, error: String) {
     }
 }
 
-/// The current camera's position in `node`'s space, if it is in a tree with a 3D camera.
+/// The current camera's position in `node`'s space, if it is in a tree with a 3D camera: in the
+/// editor, the first 3D editor viewport's camera (what the user is looking through), else the
+/// node's viewport's current camera.
 pub fn crowd_camera(node: &Node3D) -> Option<Vector3> {
-    let camera = node.get_viewport()?.get_camera_3d()?;
+    let camera = if Engine::singleton().is_editor_hint() {
+        EditorInterface::singleton()
+            .get_editor_viewport_3d()?
+            .get_camera_3d()?
+    } else {
+        node.get_viewport()?.get_camera_3d()?
+    };
     Some(node.get_global_transform().affine_inverse() * camera.get_global_position())
 }
 
