@@ -224,6 +224,31 @@ impl Spread {
         stretch2: 0.0,
     };
 
+    /// Adds an origin. Inputs are validated finite, so plain compares (one instruction each,
+    /// unlike NaN-aware `f32::min`) give the same answer.
+    #[inline]
+    fn add(&mut self, p: Vec3) {
+        let pick = |a: f32, b: f32, less: bool| if less { a } else { b };
+        self.lo = Vec3::new(
+            pick(p.x, self.lo.x, p.x < self.lo.x),
+            pick(p.y, self.lo.y, p.y < self.lo.y),
+            pick(p.z, self.lo.z, p.z < self.lo.z),
+        );
+        self.hi = Vec3::new(
+            pick(p.x, self.hi.x, p.x > self.hi.x),
+            pick(p.y, self.hi.y, p.y > self.hi.y),
+            pick(p.z, self.hi.z, p.z > self.hi.z),
+        );
+    }
+
+    /// Adds a basis' squared Frobenius norm (finite, as for [`Spread::add`]).
+    #[inline]
+    fn add_stretch2(&mut self, s2: f32) {
+        if s2 > self.stretch2 {
+            self.stretch2 = s2;
+        }
+    }
+
     fn merge(self, o: Spread) -> Spread {
         Spread {
             lo: self.lo.min(o.lo),
@@ -338,19 +363,21 @@ impl BulkActors<'_> {
             Placement::Yaw { positions, yaws } => (positions, yaws),
             Placement::Matrix(m) => {
                 let items = out
-                    .chunks_exact_mut(self.stride)
+                    .chunks_exact_mut(ACTOR_FLOATS_FULL)
                     .zip(m[start * TRANSFORM_FLOATS..].chunks_exact(TRANSFORM_FLOATS))
                     .zip(clips.zip(starts));
                 let mut spread = Spread::EMPTY;
                 for ((rec, m), (clip, t)) in items {
+                    let rec: &mut [f32; ACTOR_FLOATS_FULL] = rec.try_into().expect("whole records");
+                    let m: &[f32; TRANSFORM_FLOATS] = m.try_into().expect("whole transforms");
                     let p = Vec3::new(m[3], m[7], m[11]);
                     let r0 = Vec3::new(m[0], m[1], m[2]);
                     let r1 = Vec3::new(m[4], m[5], m[6]);
                     let r2 = Vec3::new(m[8], m[9], m[10]);
-                    spread.lo = spread.lo.min(p);
-                    spread.hi = spread.hi.max(p);
-                    let b2 = r0.length_squared() + r1.length_squared() + r2.length_squared();
-                    spread.stretch2 = spread.stretch2.max(b2);
+                    spread.add(p);
+                    spread.add_stretch2(
+                        r0.length_squared() + r1.length_squared() + r2.length_squared(),
+                    );
                     let code = clip_code(clip as u32, clip as u32);
                     rec[..ACTOR_FLOATS].copy_from_slice(&[
                         m[3],
@@ -368,32 +395,14 @@ impl BulkActors<'_> {
                 return spread;
             }
         };
-        let full = self.stride == ACTOR_FLOATS_FULL;
-        let items = out
-            .chunks_exact_mut(self.stride)
-            .zip(&positions[start..])
-            .zip(&yaws[start..])
-            .zip(clips.zip(starts));
-        let mut spread = Spread::EMPTY;
-        for (((rec, p), &yaw), (clip, t)) in items {
-            spread.lo = spread.lo.min(*p);
-            spread.hi = spread.hi.max(*p);
-            let code = clip_code(clip as u32, clip as u32);
-            rec[..ACTOR_FLOATS].copy_from_slice(&[
-                p.x,
-                p.y,
-                p.z,
-                yaw,
-                t - origin,
-                code,
-                tail[0],
-                tail[1],
-            ]);
-            if full {
-                pack_basis(yaw_basis(yaw), rec);
-            }
+        // A constant record size per loop, so the compiler sees whole records (no bounds checks).
+        if self.stride == ACTOR_FLOATS_FULL {
+            write_yaw_records::<ACTOR_FLOATS_FULL>(
+                out, positions, yaws, clips, starts, start, origin,
+            )
+        } else {
+            write_yaw_records::<ACTOR_FLOATS>(out, positions, yaws, clips, starts, start, origin)
         }
-        spread
     }
 
     fn check(&self, i: usize) -> Result<()> {
@@ -430,6 +439,45 @@ impl BulkActors<'_> {
             _ => Ok(()),
         }
     }
+}
+
+/// Writes yaw-placed records of `S` floats (a basis from the yaw when `S` is
+/// [`ACTOR_FLOATS_FULL`]) for the actors from `start` on; returns what they span.
+fn write_yaw_records<const S: usize>(
+    out: &mut [f32],
+    positions: &[Vec3],
+    yaws: &[f32],
+    clips: impl Iterator<Item = i32>,
+    starts: impl Iterator<Item = f32>,
+    start: usize,
+    origin: f32,
+) -> Spread {
+    let tail = [pack_half2(1.0, 1.0), pack_half2(0.0, BLEND_BIAS)];
+    let items = out
+        .chunks_exact_mut(S)
+        .zip(&positions[start..])
+        .zip(&yaws[start..])
+        .zip(clips.zip(starts));
+    let mut spread = Spread::EMPTY;
+    for (((rec, p), &yaw), (clip, t)) in items {
+        let rec: &mut [f32; S] = rec.try_into().expect("whole records");
+        spread.add(*p);
+        let code = clip_code(clip as u32, clip as u32);
+        rec[..ACTOR_FLOATS].copy_from_slice(&[
+            p.x,
+            p.y,
+            p.z,
+            yaw,
+            t - origin,
+            code,
+            tail[0],
+            tail[1],
+        ]);
+        if S == ACTOR_FLOATS_FULL {
+            pack_basis(yaw_basis(yaw), rec);
+        }
+    }
+    spread
 }
 
 /// Packs full actor states into `out` (8 floats each) with [`pack_actor`], parallel from
