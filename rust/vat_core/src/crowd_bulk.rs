@@ -135,7 +135,8 @@ pub fn pack_actors_bulk(
 pub struct PlacedTransforms {
     /// Bounds of the origins.
     pub origins: Bounds,
-    /// The largest [`basis_stretch`](crate::crowd::basis_stretch) of any actor's basis (0 for no actors).
+    /// The largest [`basis_stretch`](crate::crowd::basis_stretch) of any actor's basis (0 for
+    /// no actors).
     pub max_stretch: f32,
 }
 

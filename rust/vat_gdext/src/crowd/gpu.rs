@@ -97,8 +97,8 @@ impl CrowdGpu {
         })
     }
 
-    /// Uploads this frame's data (one `ImageTexture.update()` per data texture that changed) and sets each
-    /// model's visible count, culling bounds and the crowd clock.
+    /// Uploads this frame's data (one `ImageTexture.update()` per data texture that changed) and
+    /// sets each model's visible count, culling bounds and the crowd clock.
     pub fn submit(
         &mut self,
         counts: &[usize],
