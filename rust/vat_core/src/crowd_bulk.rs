@@ -12,8 +12,8 @@ use rayon::prelude::*;
 
 use crate::bounds::Bounds;
 use crate::crowd::{
-    clip_code, pack_actor, pack_basis, pack_model_instance, record_floats, yaw_basis, ActorState,
-    ACTOR_FLOATS, ACTOR_FLOATS_FULL,
+    clip_code, pack_actor, pack_basis, pack_model_instance, record_floats, unpack_actor, yaw_basis,
+    ActorState, ACTOR_FLOATS, ACTOR_FLOATS_FULL,
 };
 use crate::error::{Result, VatError};
 use crate::half::pack_half2;
@@ -479,6 +479,90 @@ fn write_yaw_records<const S: usize>(
         }
     }
     spread
+}
+
+/// Cross-fades for some of a frame's actors, for [`apply_blends_bulk`]: entry `i` makes actor
+/// `actor_ids[i]` fade from `prev_clips[i]`, which it had played since `prev_start_times[i]`
+/// (crowd seconds), into its own clip over `blend_times[i]` seconds from its start time.
+#[derive(Debug, Clone, Copy)]
+pub struct BulkBlends<'a> {
+    /// Indices into the frame's actors.
+    pub actor_ids: &'a [i32],
+    /// The clip each fades from.
+    pub prev_clips: &'a [i32],
+    /// When each started its previous clip, in crowd seconds.
+    pub prev_start_times: &'a [f32],
+    /// Fade durations in seconds (0: no fade).
+    pub blend_times: &'a [f32],
+}
+
+/// Applies `blends` to the actor records in `records` (`stride` floats each, as packed by the
+/// bulk packers; start times stored less `time_origin`). The previous clip's elapsed time at the
+/// switch is `(start - prev_start) * speed`, using the actor's current speed.
+///
+/// Errors, reported for the lowest offending entry with `records` untouched:
+/// [`VatError::BadLength`] if the arrays differ in length or `records` is not whole records;
+/// [`VatError::IndexOutOfRange`] for an actor id or previous clip out of range;
+/// [`VatError::NonFinite`] for a previous start time or blend time.
+pub fn apply_blends_bulk(
+    records: &mut [f32],
+    stride: usize,
+    blends: &BulkBlends,
+    n_clips: u32,
+    time_origin: f64,
+) -> Result<()> {
+    let n = blends.actor_ids.len();
+    check_len("previous clips", n, blends.prev_clips.len())?;
+    check_len("previous start times", n, blends.prev_start_times.len())?;
+    check_len("blend times", n, blends.blend_times.len())?;
+    check_len(
+        "actor data floats",
+        records.len().next_multiple_of(stride),
+        records.len(),
+    )?;
+    let actors = records.len() / stride;
+    let n_clips = n_clips.min(MAX_CLIPS);
+    for i in 0..n {
+        let id = blends.actor_ids[i];
+        if id < 0 || id as usize >= actors {
+            return Err(VatError::IndexOutOfRange {
+                what: "actor id",
+                index: i64::from(id),
+                len: actors,
+            });
+        }
+        let clip = blends.prev_clips[i];
+        if clip < 0 || clip as u32 >= n_clips {
+            return Err(VatError::IndexOutOfRange {
+                what: "previous clip",
+                index: i64::from(clip),
+                len: n_clips as usize,
+            });
+        }
+        for (what, v) in [
+            ("previous start time", blends.prev_start_times[i]),
+            ("blend time", blends.blend_times[i]),
+        ] {
+            if !v.is_finite() {
+                return Err(VatError::NonFinite {
+                    what: format!("{what} of entry {i}"),
+                });
+            }
+        }
+    }
+    for i in 0..n {
+        let at = blends.actor_ids[i] as usize * stride;
+        let rec = &mut records[at..at + ACTOR_FLOATS];
+        let mut state = unpack_actor(rec);
+        let start = f64::from(state.start_time) + time_origin;
+        let prev_start = f64::from(blends.prev_start_times[i]);
+        state.prev_clip = blends.prev_clips[i] as u32;
+        state.prev_elapsed = ((start - prev_start) * f64::from(state.speed)).max(0.0) as f32;
+        state.blend_time = blends.blend_times[i].max(0.0);
+        // T0.w (the yaw, or a full record's z.z) and the f16 fields round-trip exactly.
+        pack_actor(&state, rec);
+    }
+    Ok(())
 }
 
 /// Packs full actor states into `out` (8 floats each) with [`pack_actor`], parallel from

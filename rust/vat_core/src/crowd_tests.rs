@@ -205,8 +205,11 @@ fn opts(full_transform: bool) -> BulkOptions {
     }
 }
 
+/// Positions, yaws, clips and start times for the bulk packers.
+pub(crate) type BulkInputs = (Vec<Vec3>, Vec<f32>, Vec<i32>, Vec<f32>);
+
 /// Inputs for `n` actors of the bulk packers (also used by `crowd_bulk`'s own tests).
-pub(crate) fn bulk_inputs(n: usize) -> (Vec<Vec3>, Vec<f32>, Vec<i32>, Vec<f32>) {
+pub(crate) fn bulk_inputs(n: usize) -> BulkInputs {
     let positions = (0..n)
         .map(|i| Vec3::new(i as f32, 0.5, -(i as f32)))
         .collect();
@@ -216,20 +219,26 @@ pub(crate) fn bulk_inputs(n: usize) -> (Vec<Vec3>, Vec<f32>, Vec<i32>, Vec<f32>)
     (positions, yaws, clips, starts)
 }
 
-#[test]
-fn bulk_actors_match_single_packing() {
-    let n = 20_000; // several chunks plus a partial one
+/// `bulk_inputs(n)` packed by `pack_actors_bulk` with `options`, and the inputs.
+fn packed_bulk(n: usize, options: BulkOptions) -> (Vec<f32>, BulkInputs) {
     let (positions, yaws, clips, starts) = bulk_inputs(n);
-    let mut out = vec![0.0; n * 8];
+    let mut out = vec![0.0; n * record_floats(options.full_transform)];
     pack_actors_bulk(
         &mut out,
         &positions,
         &yaws,
         Some(&clips),
         Some(&starts),
-        opts(false),
+        options,
     )
     .unwrap();
+    (out, (positions, yaws, clips, starts))
+}
+
+#[test]
+fn bulk_actors_match_single_packing() {
+    let n = 20_000; // several chunks plus a partial one
+    let (mut out, (positions, yaws, clips, starts)) = packed_bulk(n, opts(false));
     let mut one = [0.0; 8];
     for i in [0, 1, 8191, 8192, 19_999] {
         let a = ActorState {
@@ -524,4 +533,98 @@ fn bulk_transforms_report_the_first_error() {
         })
     );
     assert!(out.iter().all(|&v| v == -3.0), "a rejected call wrote data");
+}
+
+#[test]
+fn bulk_blends_match_single_states() {
+    let n = 50;
+    for full in [false, true] {
+        let stride = record_floats(full);
+        let mut options = opts(full);
+        options.time_origin = 8.0;
+        let (mut out, (_, _, clips, starts)) = packed_bulk(n, options);
+        let before = out.clone();
+        let blends = BulkBlends {
+            actor_ids: &[7, 3],
+            prev_clips: &[2, 0],
+            prev_start_times: &[1.0, 100.0], // actor 3 "started" its previous clip after this one
+            blend_times: &[0.25, -1.0],
+        };
+        apply_blends_bulk(&mut out, stride, &blends, 3, 8.0).unwrap();
+        let a7 = unpack_actor(&out[7 * stride..]);
+        // Actor 7 starts at 3.5 s (3.5 - 8.0 stored): 2.5 s into clip 2 at the switch.
+        assert_eq!((a7.clip, a7.prev_clip), (clips[7] as u32, 2));
+        assert_eq!((a7.prev_elapsed, a7.blend_time), (2.5, 0.25));
+        assert_eq!(a7.start_time, starts[7] - 8.0);
+        let a3 = unpack_actor(&out[3 * stride..]);
+        assert_eq!(
+            (a3.prev_clip, a3.prev_elapsed, a3.blend_time),
+            (0, 0.0, 0.0)
+        );
+        // Only the two records changed, and in full records the basis is kept.
+        for i in (0..n).filter(|i| *i != 7 && *i != 3) {
+            assert_eq!(
+                &out[i * stride..(i + 1) * stride],
+                &before[i * stride..(i + 1) * stride]
+            );
+        }
+        if full {
+            assert_eq!(
+                unpack_basis(&out[7 * stride..]),
+                unpack_basis(&before[7 * stride..])
+            );
+        }
+    }
+}
+
+#[test]
+fn bulk_blends_report_the_first_error_and_write_nothing() {
+    let n = 10;
+    let (mut out, _) = packed_bulk(n, opts(false));
+    let before = out.clone();
+    let blends = |ids: &'static [i32], prev: &'static [i32], t: &'static [f32]| BulkBlends {
+        actor_ids: ids,
+        prev_clips: prev,
+        prev_start_times: t,
+        blend_times: &[0.2, 0.2],
+    };
+    let cases = [
+        (
+            blends(&[1, 10], &[0, 0], &[0.0, 0.0]),
+            VatError::IndexOutOfRange {
+                what: "actor id",
+                index: 10,
+                len: n,
+            },
+        ),
+        (
+            blends(&[1, 2], &[0, 3], &[0.0, 0.0]),
+            VatError::IndexOutOfRange {
+                what: "previous clip",
+                index: 3,
+                len: 3,
+            },
+        ),
+        (
+            blends(&[1, 2], &[0, 1], &[0.0, f32::NAN]),
+            VatError::NonFinite {
+                what: "previous start time of entry 1".into(),
+            },
+        ),
+        (
+            blends(&[1, 2], &[0, 1], &[0.0]),
+            VatError::BadLength {
+                what: "previous start times",
+                expected: 2,
+                got: 1,
+            },
+        ),
+    ];
+    for (b, e) in cases {
+        assert_eq!(
+            apply_blends_bulk(&mut out, ACTOR_FLOATS, &b, 3, 0.0),
+            Err(e)
+        );
+        assert_eq!(out, before, "a rejected call wrote data");
+    }
 }

@@ -7,7 +7,7 @@ use godot::classes::{INode3D, Material, Node3D};
 use godot::obj::EngineEnum;
 use godot::prelude::*;
 use vat_core::clock::CrowdClock;
-use vat_core::crowd::{self, ActorState, LookTable, ACTOR_FLOATS};
+use vat_core::crowd::{self, ActorState, LookTable};
 
 use crate::convert;
 use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
@@ -250,32 +250,36 @@ impl AnimatedActorMeshInstance {
         prev_start_time: f64,
         blend_time: f64,
     ) {
-        if actor < 0 || actor as usize >= self.actor_count {
-            godot_error!(
-                "vat_crowd: set_actor_blend: actor {actor} out of range ({} actors this frame)",
-                self.actor_count
-            );
-            return;
-        }
-        if prev_clip < 0 || prev_clip as u32 >= self.clip_count {
-            godot_error!(
-                "vat_crowd: set_actor_blend: clip {prev_clip} out of range ({} clips)",
-                self.clip_count
-            );
-            return;
-        }
-        let origin = self.clock.origin();
-        let stride = self.stride();
-        let gpu = self.gpu.as_mut().expect("actors exist");
-        let at = actor as usize * stride;
-        let rec = &mut gpu.actors.floats_mut()[at..at + ACTOR_FLOATS];
-        let mut state = crowd::unpack_actor(rec);
-        state.prev_clip = prev_clip as u32;
-        let start_abs = f64::from(state.start_time) + origin;
-        state.prev_elapsed =
-            ((start_abs - prev_start_time) * f64::from(state.speed)).max(0.0) as f32;
-        state.blend_time = blend_time.max(0.0) as f32;
-        crowd::pack_actor(&state, rec);
+        let blends = crowd::BulkBlends {
+            actor_ids: &[actor],
+            prev_clips: &[prev_clip],
+            prev_start_times: &[prev_start_time as f32],
+            blend_times: &[blend_time as f32],
+        };
+        self.apply_blends(&blends, "set_actor_blend");
+    }
+
+    /// The bulk form of `set_actor_blend`, for actors set this frame (e.g. by `set_actors`):
+    /// entry `i` makes actor `actor_ids[i]` cross-fade from `prev_clips[i]`, which it had played
+    /// since `prev_start_times[i]` (crowd seconds), into its clip over `blend_times[i]` seconds
+    /// from its start time. List only the actors that switch clips. If any entry is bad (an
+    /// actor or clip out of range, a time that is not finite, arrays of different lengths) it
+    /// reports the first and changes nothing.
+    #[func]
+    fn set_actor_blends(
+        &mut self,
+        actor_ids: PackedInt32Array,
+        prev_clips: PackedInt32Array,
+        prev_start_times: PackedFloat32Array,
+        blend_times: PackedFloat32Array,
+    ) {
+        let blends = crowd::BulkBlends {
+            actor_ids: actor_ids.as_slice(),
+            prev_clips: prev_clips.as_slice(),
+            prev_start_times: prev_start_times.as_slice(),
+            blend_times: blend_times.as_slice(),
+        };
+        self.apply_blends(&blends, "set_actor_blends");
     }
 
     /// Attaches model `model_index` to the actor added last, with a texture `variation` and a `tint`.
@@ -495,6 +499,20 @@ impl AnimatedActorMeshInstance {
         };
         if let Some(gpu) = &mut self.gpu {
             gpu.set_billboard(camera);
+        }
+    }
+
+    /// Applies cross-fades to this frame's actors, or reports why not (nothing changed).
+    fn apply_blends(&mut self, blends: &crowd::BulkBlends, what: &str) {
+        let (n, stride) = (self.actor_count, self.stride());
+        let (origin, clip_count) = (self.clock.origin(), self.clip_count);
+        let Some(gpu) = self.gpu.as_mut() else {
+            godot_error!("vat_crowd: {what}: no actors this frame");
+            return;
+        };
+        let records = &mut gpu.actors.floats_mut()[..n * stride];
+        if let Err(e) = crowd::apply_blends_bulk(records, stride, blends, clip_count, origin) {
+            godot_error!("vat_crowd: {what}: {e}; nothing changed");
         }
     }
 
