@@ -340,6 +340,17 @@ func test_bulk_updates_follow_changes() -> void:
 		"frame 2: the model moved to the right actor")
 	check(_count_near(shots[3], Color.RED, 0, w) == 0 and _count_near(shots[3], Color.BLUE, w / 2, w) > 100,
 		"frame 3: the new tint is drawn")
+	# Two looks on one model in bulk: set_model_actors for one team, add_model_actors for the other.
+	var teams := _actor_node(_bake(["Skeleton/Body"]))
+	teams.material_overrides = [_flat_material()] as Array[Material]
+	var two := await _render_node(teams, 0.0, func(n: AnimatedActorMeshInstance) -> void:
+		n.set_actors(positions, yaws, PackedInt32Array(), PackedFloat32Array())
+		n.set_model_actors(0, PackedInt32Array([0]), 0, Color.RED)
+		n.add_model_actors(0, PackedInt32Array([1]), 0, Color.BLUE))
+	save_png(two, "bulk_updates_two_looks")
+	check(_count_near(two, Color.RED, 0, w / 2) > 100 and _count_near(two, Color.BLUE, w / 2, w) > 100
+		and _count_near(two, Color.RED, w / 2, w) == 0 and _count_near(two, Color.BLUE, 0, w / 2) == 0,
+		"add_model_actors: the left actor red, the right one blue")
 
 
 ## Pixels of `img` within 0.1 of `color` (summed over r, g, b) in columns `x0..x1`.

@@ -81,6 +81,30 @@ func test_bulk_calls() -> void:
 	check_eq(a.get_actor_count(), n, "mismatched bulk lengths are refused")
 
 
+func test_model_lists_replace_and_append() -> void:
+	var a := _actors([_body_anim()] as Array[VertexAnimation])
+	var pos := PackedVector3Array([Vector3.ZERO, Vector3.ONE, Vector3(2, 0, 0)])
+	a.set_actors(pos, PackedFloat32Array([0.0, 0.0, 0.0]), PackedInt32Array(), PackedFloat32Array())
+	a.set_model_actors(0, PackedInt32Array([0, 1]))
+	a.add_model_actors(0, PackedInt32Array([2]), 0, Color.RED)
+	check_eq(a.get_model_instance_count(0), 3, "add_model_actors appends")
+	a.add_model_actors(0, PackedInt32Array([3]), 0, Color.RED)
+	check_eq(a.get_model_instance_count(0), 3, "an out-of-range actor id is refused whole")
+	a.set_model_actors(0, PackedInt32Array([1]))
+	check_eq(a.get_model_instance_count(0), 1, "set_model_actors replaces")
+	# A replaced list starts a fresh look table: far more distinct tints over time than the
+	# 256 a model may show at once are fine.
+	var refused := 0
+	for i in 300:
+		# Lists of alternating length, so a refused call would leave the wrong count.
+		var ids := PackedInt32Array([0, 1, 2]) if i % 2 == 0 else PackedInt32Array([0, 1])
+		a.set_model_actors(0, ids, 0, Color(i / 300.0, 0.5, 0.5))
+		a.submit()
+		if a.get_model_instance_count(0) != ids.size():
+			refused += 1
+	check_eq(refused, 0, "300 frames of changing tints never run out of looks")
+
+
 func test_unbaked_and_mismatched_models() -> void:
 	var a := _actors([VertexAnimation.new()] as Array[VertexAnimation])
 	check_eq(a.add_actor(Transform3D.IDENTITY), -1, "unbaked model: nothing added")

@@ -403,7 +403,9 @@ impl AnimatedActorMeshInstance {
     }
 
     /// Replaces model `model_index`'s instances this frame: one per entry of `actor_ids` (indices
-    /// into this frame's actors), all with the same `variation` and `tint`.
+    /// into this frame's actors), all with the same `variation` and `tint`. The model's look
+    /// table starts afresh, so tints may change freely from frame to frame. A list equal to last
+    /// frame's is not uploaded again.
     #[func]
     fn set_model_actors(
         &mut self,
@@ -412,38 +414,24 @@ impl AnimatedActorMeshInstance {
         #[opt(default = 0)] variation: i32,
         #[opt(default = Color::WHITE)] tint: Color,
     ) {
-        if !self.ensure_gpu() {
-            return;
-        }
-        let Some(look) = self.look_for(model_index, variation, tint, "set_model_actors") else {
-            return;
-        };
-        let m = model_index as usize;
-        let n = actor_ids.len();
-        let actor_count = self.actor_count as u32;
-        let gpu = self.gpu.as_mut().expect("ensured");
-        let indices = &mut gpu.models[m].indices;
-        indices.reserve(n);
-        match crowd::pack_model_instances_bulk(
-            &mut indices.bytes_mut_untracked()[..n * 4],
-            actor_ids.as_slice(),
-            look,
-            actor_count,
-        ) {
-            // The same list as last frame (steady equipment) is not uploaded again.
-            Ok(changed) => {
-                if changed {
-                    indices.mark_changed();
-                }
-            }
-            Err(e) => {
-                godot_error!(
-                    "vat_crowd: set_model_actors(model {model_index}): {e}; model not changed"
-                );
-                return;
-            }
-        }
-        self.model_counts[m] = n;
+        let ids = actor_ids.as_slice();
+        self.fill_model_actors(model_index, ids, variation, tint, false, "set_model_actors");
+    }
+
+    /// Appends instances to model `model_index` this frame, after those of `set_model_actors`,
+    /// earlier `add_model_actors` or `add_model` calls: one per entry of `actor_ids`, all with
+    /// `variation` and `tint`. Call it once per look (e.g. per team colour) to give one model
+    /// several looks in bulk (at most 256 distinct looks per model per frame).
+    #[func]
+    fn add_model_actors(
+        &mut self,
+        model_index: i32,
+        actor_ids: PackedInt32Array,
+        #[opt(default = 0)] variation: i32,
+        #[opt(default = Color::WHITE)] tint: Color,
+    ) {
+        let ids = actor_ids.as_slice();
+        self.fill_model_actors(model_index, ids, variation, tint, true, "add_model_actors");
     }
 
     /// Pushes this frame's actors and models to the GPU: one texture update per data texture.
@@ -596,13 +584,65 @@ impl AnimatedActorMeshInstance {
         Ok(())
     }
 
-    fn look_for(
+    /// Writes one instance of model `model_index` per actor id, with one look, either replacing
+    /// the model's instances (and look table) or after them; nothing changes on an error.
+    fn fill_model_actors(
         &mut self,
         model_index: i32,
+        actor_ids: &[i32],
         variation: i32,
         tint: Color,
+        append: bool,
         what: &str,
-    ) -> Option<u8> {
+    ) {
+        let Some(m) = self.model_for_look(model_index, variation, what) else {
+            return;
+        };
+        // A replaced list gets a fresh look table, adopted only if the call succeeds.
+        let mut fresh = LookTable::new();
+        let table = if append {
+            &mut self.looks[m]
+        } else {
+            &mut fresh
+        };
+        let look = match table.index_of(convert::rgba(tint), variation as u32) {
+            Ok(look) => look,
+            Err(e) => {
+                godot_error!("vat_crowd: {what}: {e}");
+                return;
+            }
+        };
+        let first = if append { self.model_counts[m] } else { 0 };
+        let n = actor_ids.len();
+        let actor_count = self.actor_count as u32;
+        let gpu = self.gpu.as_mut().expect("checked");
+        let indices = &mut gpu.models[m].indices;
+        indices.reserve(first + n);
+        match crowd::pack_model_instances_bulk(
+            &mut indices.bytes_mut_untracked()[first * 4..(first + n) * 4],
+            actor_ids,
+            look,
+            actor_count,
+        ) {
+            // The same list as last frame (steady equipment) is not uploaded again.
+            Ok(changed) => {
+                if changed {
+                    indices.mark_changed();
+                }
+            }
+            Err(e) => {
+                godot_error!("vat_crowd: {what}(model {model_index}): {e}; model not changed");
+                return;
+            }
+        }
+        if !append {
+            self.looks[m] = fresh;
+        }
+        self.model_counts[m] = first + n;
+    }
+
+    /// Checks that model `model_index` exists and has `variation`; returns the model's index.
+    fn model_for_look(&mut self, model_index: i32, variation: i32, what: &str) -> Option<usize> {
         if !self.ensure_gpu() {
             return None;
         }
@@ -621,6 +661,17 @@ impl AnimatedActorMeshInstance {
             );
             return None;
         }
+        Some(m)
+    }
+
+    fn look_for(
+        &mut self,
+        model_index: i32,
+        variation: i32,
+        tint: Color,
+        what: &str,
+    ) -> Option<u8> {
+        let m = self.model_for_look(model_index, variation, what)?;
         match self.looks[m].index_of(convert::rgba(tint), variation as u32) {
             Ok(look) => Some(look),
             Err(e) => {
