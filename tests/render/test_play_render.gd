@@ -364,6 +364,45 @@ func _count_near(img: Image, color: Color, x0: int, x1: int) -> int:
 	return n
 
 
+# AnimatedMeshInstance with a look per instance (runs of equal looks and single ones), then a
+# removal and a tint change: each colour is drawn by as many instances as carry it, in place.
+func test_retained_looks_follow_instances() -> void:
+	_stage(Vector3(0, 1.5, 7.5), Vector3(0, 0.8, 0))  # +x to the right
+	var crowd := _retained_node(_bake(["Skeleton/Body"]))
+	crowd.material_override = _flat_material()
+	crowd.auto_submit = false
+	crowd.paused = true
+	root.add_child(crowd)
+	var tints := [Color.RED, Color.RED, Color.BLUE, Color.GREEN]
+	var ids := []
+	for i in tints.size():
+		ids.append(crowd.add_instance(Transform3D(Basis.IDENTITY, Vector3(-3 + 2 * i, 0, 0)), 0, tints[i]))
+	crowd.submit()
+	var before := await capture()
+	crowd.remove_instance(ids[0])
+	crowd.set_instance_tint(ids[3], Color.RED)
+	crowd.submit()
+	var after := await capture()
+	crowd.queue_free()
+	await frames(1)
+	save_png(before, "retained_looks_before")
+	save_png(after, "retained_looks_after")
+	var w: int = before.get_width()
+	var red := _count_near(before, Color.RED, 0, w)
+	var blue := _count_near(before, Color.BLUE, 0, w)
+	var green := _count_near(before, Color.GREEN, 0, w)
+	print("    retained looks: red %d, blue %d, green %d px; after: red %d, blue %d, green %d px" % [
+		red, blue, green, _count_near(after, Color.RED, 0, w), _count_near(after, Color.BLUE, 0, w),
+		_count_near(after, Color.GREEN, 0, w)])
+	check(blue > 100 and green > 100 and absf(float(red) / blue - 2.0) < 0.3, "two red, one blue, one green")
+	check(_count_near(before, Color.RED, w / 2, w) == 0 and _count_near(before, Color.GREEN, 0, w / 2) == 0,
+		"red on the left, green on the right")
+	check(_count_near(after, Color.GREEN, 0, w) == 0, "the green instance turned red")
+	check(absf(float(_count_near(after, Color.RED, 0, w)) / _count_near(after, Color.BLUE, 0, w) - 2.0) < 0.3,
+		"after removing one red and re-tinting the green: two red, one blue")
+	check(_count_near(after, Color.RED, w / 2, w) > 100, "the re-tinted instance stays on the right")
+
+
 func _render_crowd(va: VertexAnimation, start: float, t: float, first_clip: String, then_clip := "", blend := 0.0) -> Image:
 	# One soldier playing `first_clip` from `start`; if `then_clip` is given it switches to it
 	# 0.2 s later with a cross-fade of `blend` seconds. Rendered at crowd time `t`.

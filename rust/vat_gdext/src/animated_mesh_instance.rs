@@ -503,7 +503,17 @@ impl AnimatedMeshInstance {
         let gpu = self.gpu.as_mut().expect("ensured");
         gpu.actors.reserve(n);
         gpu.models[0].indices.reserve(n);
-        for (i, inst) in self.instances.items().iter().enumerate() {
+        // Borrow each texture's bytes once: each borrow is a call into Godot.
+        let records = &mut gpu.actors.floats_mut()[..n * stride];
+        let texels = &mut gpu.models[0].indices.bytes_mut()[..n * 4];
+        // Neighbours usually share a look: one hash lookup per run of equal looks.
+        let mut last_look: Option<(([u32; 4], u32), u8)> = None;
+        let mut look_error = None;
+        let items = self.instances.items().iter();
+        let out = records
+            .chunks_exact_mut(stride)
+            .zip(texels.chunks_exact_mut(4));
+        for (i, (inst, (rec, texel))) in items.zip(out).enumerate() {
             let state = ActorState {
                 position: inst.position,
                 yaw: inst.yaw,
@@ -515,21 +525,31 @@ impl AnimatedMeshInstance {
                 prev_elapsed: inst.prev_elapsed,
                 blend_time: inst.blend_time,
             };
-            let rec = &mut gpu.actors.floats_mut()[i * stride..(i + 1) * stride];
             let basis = full.then_some(inst.basis);
             crowd::pack_actor_record(&state, basis, rec);
             placed.add_actor(inst.position, inst.scale, basis);
-            let look = looks
-                .index_of(inst.tint, inst.variation)
-                .unwrap_or_else(|e| {
-                    godot_error!(
-                        "vat_crowd: instance {}: {e}; drawn with the first look",
-                        self.instances.id_at(i)
-                    );
-                    0
-                });
-            gpu.models[0].indices.bytes_mut()[i * 4..i * 4 + 4]
-                .copy_from_slice(&crowd::pack_model_instance(i as u32, look));
+            // Keyed on the tint's bits, as the look table is.
+            let key = (inst.tint.map(f32::to_bits), inst.variation);
+            let look = match last_look {
+                Some((k, look)) if k == key => look,
+                _ => {
+                    let look = looks
+                        .index_of(inst.tint, inst.variation)
+                        .unwrap_or_else(|e| {
+                            look_error.get_or_insert((self.instances.id_at(i), e));
+                            0
+                        });
+                    last_look = Some((key, look));
+                    look
+                }
+            };
+            texel.copy_from_slice(&crowd::pack_model_instance(i as u32, look));
+        }
+        if let Some((id, e)) = look_error {
+            godot_error!(
+                "vat_crowd: instance {id} (and any later ones with new looks): {e}; drawn with the \
+                 first look"
+            );
         }
         let mut packed = Vec::new();
         looks.pack(&mut packed);
