@@ -196,3 +196,17 @@ func test_bulk_transforms_and_bad_input() -> void:
 	var t := m.get_instance_transform(1)
 	check(t.origin.is_equal_approx(Vector3.ONE) and t.basis.x.normalized().is_equal_approx(Vector3(0, 0, -1)), "set_transforms sets position and yaw")
 	m.submit()
+
+
+func test_shrinking_the_crowd_drops_stale_model_lists() -> void:
+	var a := _actors([_body_anim(), _body_anim()] as Array[VertexAnimation])
+	var none_i := PackedInt32Array()
+	var none_f := PackedFloat32Array()
+	var three := PackedVector3Array([Vector3.ZERO, Vector3.ONE, Vector3(2, 0, 0)])
+	a.set_actors(three, PackedFloat32Array([0.0, 0.0, 0.0]), none_i, none_f)
+	a.set_model_actors(0, PackedInt32Array([0, 2]))
+	a.set_model_actors(1, PackedInt32Array([1, 0]))
+	a.set_actors(three.slice(0, 2), PackedFloat32Array([0.0, 0.0]), none_i, none_f)
+	check_eq(a.get_model_instance_count(0), 0, "a list naming actor 2 of now 2 actors is dropped")
+	check_eq(a.get_model_instance_count(1), 2, "a list within the new count is kept")
+	a.submit()

@@ -69,6 +69,8 @@ pub struct AnimatedActorMeshInstance {
     clip_count: u32,
     actor_count: usize,
     model_counts: Vec<usize>,
+    /// Per model, one past the highest actor index its instances use (0 for none).
+    model_reach: Vec<usize>,
     looks: Vec<LookTable>,
     variation_counts: Vec<u32>,
     placed: PlacedBounds,
@@ -180,6 +182,7 @@ impl AnimatedActorMeshInstance {
     fn begin(&mut self) {
         self.actor_count = 0;
         self.model_counts.iter_mut().for_each(|c| *c = 0);
+        self.model_reach.iter_mut().for_each(|r| *r = 0);
         self.looks.iter_mut().for_each(|l| l.clear());
         self.placed = PlacedBounds::default();
     }
@@ -307,10 +310,12 @@ impl AnimatedActorMeshInstance {
             look,
         ));
         self.model_counts[m] += 1;
+        self.model_reach[m] = self.model_reach[m].max(self.actor_count);
     }
 
     /// Replaces this frame's actors: one per position, with yaw (radians), clip (empty: 0) and
-    /// start time (crowd seconds; empty: 0). Scale 1, speed 1.
+    /// start time (crowd seconds; empty: 0). Scale 1, speed 1. A model list that indexes actors
+    /// beyond the new count is emptied; set it again with `set_model_actors`.
     #[func]
     fn set_actors(
         &mut self,
@@ -350,7 +355,7 @@ impl AnimatedActorMeshInstance {
                 return;
             }
         };
-        self.actor_count = n;
+        self.set_actor_count(n);
         self.placed = PlacedBounds::of_positions(&placed);
     }
 
@@ -393,7 +398,7 @@ impl AnimatedActorMeshInstance {
             origin,
         ) {
             Ok(placed) => {
-                self.actor_count = n;
+                self.set_actor_count(n);
                 self.placed = PlacedBounds::of_transforms(&placed);
             }
             Err(e) => godot_error!(
@@ -490,6 +495,22 @@ impl AnimatedActorMeshInstance {
         }
     }
 
+    /// Sets this frame's actor count from a bulk call. A model list that indexes actors beyond
+    /// it would draw stale records, so it is dropped (the usual order, `set_actors` then
+    /// `set_model_actors`, sets it again).
+    fn set_actor_count(&mut self, n: usize) {
+        self.actor_count = n;
+        for (count, reach) in self
+            .model_counts
+            .iter_mut()
+            .zip(self.model_reach.iter_mut())
+        {
+            if *reach > n {
+                (*count, *reach) = (0, 0);
+            }
+        }
+    }
+
     /// Applies cross-fades to this frame's actors, or reports why not (nothing changed).
     fn apply_blends(&mut self, blends: &crowd::BulkBlends, what: &str) {
         let (n, stride) = (self.actor_count, self.stride());
@@ -571,6 +592,7 @@ impl AnimatedActorMeshInstance {
         )?;
         self.clip_count = first.len() as u32;
         self.model_counts = vec![0; models.len()];
+        self.model_reach = vec![0; models.len()];
         self.looks = (0..models.len()).map(|_| LookTable::new()).collect();
         self.variation_counts = models
             .iter()
@@ -638,6 +660,12 @@ impl AnimatedActorMeshInstance {
         if !append {
             self.looks[m] = fresh;
         }
+        let reach = actor_ids.iter().max().map_or(0, |&id| id as usize + 1);
+        self.model_reach[m] = if append {
+            self.model_reach[m].max(reach)
+        } else {
+            reach
+        };
         self.model_counts[m] = first + n;
     }
 
