@@ -403,6 +403,69 @@ func test_retained_looks_follow_instances() -> void:
 	check(_count_near(after, Color.RED, w / 2, w) > 100, "the re-tinted instance stays on the right")
 
 
+# AnimatedMeshInstance re-packs only the slots written since the last submit: after moves, a new
+# clip, a new tint, a removal (the last slot moves into the hole) and an addition, it must look
+# exactly like a crowd built in that final state from scratch.
+func test_retained_partial_updates_match_a_fresh_crowd() -> void:
+	_stage(Vector3(0.5, 3.0, 9.0), Vector3(0.5, 0.5, -1.5))
+	var va := _bake(["Skeleton/Body"])
+	var clips := [va.find_clip("walk"), va.find_clip("idle"), va.find_clip("attack")]
+	var at := func(i: int, yaw := 0.0) -> Transform3D:
+		return Transform3D(Basis(Vector3.UP, yaw), Vector3(-5.0 + 2.0 * (i % 6), 0, -3.0 * (i / 6)))
+	# Twelve instances, so that the five changes below stay under half the crowd (the partial path).
+	var entries := []
+	for i in 12:
+		entries.append({"xform": at.call(i), "clip": clips[i % 3], "tint": Color.WHITE, "start": 0.0})
+	var a := _retained_node(va)
+	a.auto_submit = false
+	a.paused = true
+	root.add_child(a)
+	a.time = 0.0
+	var ids := []
+	for e in entries:
+		ids.append(a.add_instance(e.xform, e.clip, e.tint))
+	a.submit()
+	var first := await capture()
+	a.time = 0.3
+	a.set_instance_transform(ids[2], at.call(2, 1.2))
+	entries[2].xform = at.call(2, 1.2)
+	a.play_animation(ids[4], clips[2])
+	entries[4].clip = clips[2]
+	entries[4].start = 0.3
+	a.set_instance_tint(ids[7], Color(1.0, 0.3, 0.3))
+	entries[7].tint = Color(1.0, 0.3, 0.3)
+	a.remove_instance(ids[0])  # the last slot moves into slot 0
+	entries[0] = null
+	var extra := Transform3D(Basis.IDENTITY, Vector3(7.0, 0, -3.0))
+	a.add_instance(extra, clips[1], Color(0.3, 0.3, 1.0))
+	entries.append({"xform": extra, "clip": clips[1], "tint": Color(0.3, 0.3, 1.0), "start": 0.3})
+	a.time = 0.6
+	a.submit()
+	var updated := await capture()
+	a.queue_free()
+	await frames(1)
+	var b := _retained_node(va)
+	b.auto_submit = false
+	b.paused = true
+	root.add_child(b)
+	for e in entries:
+		if e != null:
+			b.time = e.start
+			b.add_instance(e.xform, e.clip, e.tint)
+	b.time = 0.6
+	b.submit()
+	var fresh := await capture()
+	b.queue_free()
+	await frames(1)
+	save_png(updated, "retained_partial_updated")
+	save_png(fresh, "retained_partial_fresh")
+	var d := image_diff(updated, fresh)
+	print("    partial updates vs fresh crowd: mean %.3f/255, %.4f%% over 32/255" % [d["mean_abs"], d["frac_over_32"] * 100.0])
+	check(d["mean_abs"] <= 0.05 and d["frac_over_32"] <= 0.0005, "partially updated crowd matches a fresh one")
+	var moved := image_diff(first, updated)
+	check(moved["frac_over_32"] > 0.005, "the updates changed the picture (%.3f%% of pixels; the test can fail)" % (moved["frac_over_32"] * 100.0))
+
+
 func _render_crowd(va: VertexAnimation, start: float, t: float, first_clip: String, then_clip := "", blend := 0.0) -> Image:
 	# One soldier playing `first_clip` from `start`; if `then_clip` is given it switches to it
 	# 0.2 s later with a cross-fade of `blend` seconds. Rendered at crowd time `t`.

@@ -2,7 +2,8 @@
 //!
 //! Items live contiguously, in the order they are drawn, so a submit walks one slice. Removing an
 //! item moves the last one into its slot, and every id keeps naming its own item; a removed id
-//! is reused by a later insert, never while its item lives.
+//! is reused by a later insert, never while its item lives. The table also records which slots
+//! were written since [`IdSlots::take_changes`], so a submit can re-pack only those.
 
 /// Items addressed by stable ids, stored densely (see the module docs).
 #[derive(Debug, Clone)]
@@ -14,6 +15,19 @@ pub struct IdSlots<T> {
     id_slots: Vec<Option<u32>>,
     /// Removed ids, reused last-in first-out.
     free_ids: Vec<u32>,
+    /// Slots written since the last [`IdSlots::take_changes`] (may repeat).
+    changed: Vec<u32>,
+    /// Every slot counts as written.
+    all_changed: bool,
+}
+
+/// Which slots changed since the last [`IdSlots::take_changes`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Changes {
+    /// Every slot (or too many to list).
+    All,
+    /// These slots, each once, ascending; all below the current length.
+    Slots(Vec<u32>),
 }
 
 impl<T> Default for IdSlots<T> {
@@ -23,6 +37,8 @@ impl<T> Default for IdSlots<T> {
             slot_ids: Vec::new(),
             id_slots: Vec::new(),
             free_ids: Vec::new(),
+            changed: Vec::new(),
+            all_changed: true,
         }
     }
 }
@@ -42,6 +58,7 @@ impl<T> IdSlots<T> {
     pub fn insert(&mut self, item: T) -> u32 {
         match self.free_ids.pop() {
             Some(id) => {
+                self.mark(self.items.len());
                 self.id_slots[id as usize] = Some(self.items.len() as u32);
                 self.items.push(item);
                 self.slot_ids.push(id);
@@ -55,6 +72,7 @@ impl<T> IdSlots<T> {
     /// ids, starting at [`IdSlots::next_fresh_id`]); returns the id.
     pub fn insert_fresh(&mut self, item: T) -> u32 {
         let id = self.id_slots.len() as u32;
+        self.mark(self.items.len());
         self.id_slots.push(Some(self.items.len() as u32));
         self.items.push(item);
         self.slot_ids.push(id);
@@ -72,10 +90,49 @@ impl<T> IdSlots<T> {
         self.id_slots.get(id).copied().flatten().map(|s| s as usize)
     }
 
-    /// The item of a live `id`.
+    /// The item of a live `id`, to change (its slot counts as written).
     pub fn get_mut(&mut self, id: i64) -> Option<&mut T> {
         let slot = self.slot(id)?;
-        Some(&mut self.items[slot])
+        Some(self.slot_mut(slot))
+    }
+
+    /// The item in `slot`, to change (the slot counts as written). Panics if `slot >= len()`.
+    pub fn slot_mut(&mut self, slot: usize) -> &mut T {
+        self.mark(slot);
+        &mut self.items[slot]
+    }
+
+    /// Counts every slot as written (e.g. after what they are packed into was lost).
+    pub fn mark_all(&mut self) {
+        self.all_changed = true;
+        self.changed.clear();
+    }
+
+    /// The slots written since the last call, then forgets them.
+    pub fn take_changes(&mut self) -> Changes {
+        let len = self.items.len() as u32;
+        let changes = if self.all_changed {
+            Changes::All
+        } else {
+            let mut slots = std::mem::take(&mut self.changed);
+            slots.retain(|&s| s < len);
+            slots.sort_unstable();
+            slots.dedup();
+            Changes::Slots(slots)
+        };
+        self.all_changed = false;
+        self.changed.clear();
+        changes
+    }
+
+    fn mark(&mut self, slot: usize) {
+        if !self.all_changed {
+            self.changed.push(slot as u32);
+            // Past one entry per item a full pass is cheaper than the list.
+            if self.changed.len() > self.items.len().max(64) {
+                self.mark_all();
+            }
+        }
     }
 
     /// Removes a live `id`'s item and returns it; the last item moves into its slot.
@@ -85,6 +142,7 @@ impl<T> IdSlots<T> {
         let removed = self.slot_ids.swap_remove(slot);
         if let Some(&moved) = self.slot_ids.get(slot) {
             self.id_slots[moved as usize] = Some(slot as u32);
+            self.mark(slot);
         }
         self.id_slots[removed as usize] = None;
         self.free_ids.push(removed);
@@ -97,16 +155,12 @@ impl<T> IdSlots<T> {
         self.slot_ids.clear();
         self.id_slots.clear();
         self.free_ids.clear();
+        self.mark_all();
     }
 
     /// The items in slot order.
     pub fn items(&self) -> &[T] {
         &self.items
-    }
-
-    /// The items in slot order, to change in place.
-    pub fn items_mut(&mut self) -> &mut [T] {
-        &mut self.items
     }
 
     /// The id of the item in `slot`. Panics if `slot >= len()`.
@@ -157,6 +211,41 @@ mod tests {
         s.clear();
         assert!(s.is_empty());
         assert_eq!((s.slot(0), s.insert(7)), (None, 0));
+    }
+
+    #[test]
+    fn changes_name_the_written_slots() {
+        let mut s = IdSlots::default();
+        assert_eq!(
+            s.take_changes(),
+            Changes::All,
+            "a new table has nothing packed yet"
+        );
+        for i in 0..4 {
+            s.insert(i * 10);
+        }
+        assert_eq!(s.take_changes(), Changes::Slots(vec![0, 1, 2, 3]));
+        assert_eq!(s.take_changes(), Changes::Slots(vec![]));
+        *s.get_mut(2).unwrap() = 20;
+        *s.slot_mut(2) = 20;
+        s.remove(0); // id 3 moves into slot 0
+        s.insert(40); // id 0 again, slot 3
+        assert_eq!(s.take_changes(), Changes::Slots(vec![0, 2, 3]));
+        s.remove(i64::from(s.id_at(s.len() - 1))); // the last slot: nothing moves
+        assert_eq!(s.take_changes(), Changes::Slots(vec![]));
+        *s.get_mut(1).unwrap() = 10;
+        s.remove(i64::from(s.id_at(s.len() - 1)));
+        s.remove(1); // slot 1 written, then gone with the shrink
+        assert_eq!(s.take_changes(), Changes::Slots(vec![]));
+        s.mark_all();
+        assert_eq!(s.take_changes(), Changes::All);
+        // Many writes: a full pass.
+        for _ in 0..200 {
+            *s.slot_mut(0) = 0;
+        }
+        assert_eq!(s.take_changes(), Changes::All);
+        s.clear();
+        assert_eq!(s.take_changes(), Changes::All);
     }
 
     #[test]

@@ -5,32 +5,14 @@ use std::time::Instant;
 use godot::classes::{INode3D, Material, Node3D};
 use godot::prelude::*;
 use vat_core::clock::CrowdClock;
-use vat_core::crowd::{self, ActorState, LookTable};
+use vat_core::crowd;
 use vat_core::slots::IdSlots;
 
 use crate::animated_actor_mesh_instance::shadow_setting;
 use crate::convert;
 use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
-use crate::crowd::looks::PlacedBounds;
+use crate::crowd::retained::{Instance, RetainedPacker};
 use crate::vertex_animation::VertexAnimation;
-
-/// One instance as the node remembers it between frames.
-#[derive(Clone)]
-struct Instance {
-    position: glam::Vec3,
-    yaw: f32,
-    scale: f32,
-    /// The whole basis, drawn only with `full_transform` (else yaw and scale are).
-    basis: [glam::Vec3; 3],
-    clip: u32,
-    prev_clip: u32,
-    start: f64,
-    speed: f32,
-    prev_elapsed: f32,
-    blend_time: f32,
-    tint: [f32; 4],
-    variation: u32,
-}
 
 /// Draws many instances of one baked `VertexAnimation`. Instances are retained: add them once,
 /// change them when needed; the node submits changes once per frame (`auto_submit`) with one
@@ -83,6 +65,7 @@ pub struct AnimatedMeshInstance {
     clip_count: u32,
     variation_count: u32,
     instances: IdSlots<Instance>,
+    packer: RetainedPacker,
     dirty: bool,
     last_submit_usec: i64,
     base: Base<Node3D>,
@@ -94,7 +77,11 @@ impl INode3D for AnimatedMeshInstance {
         if !self.paused {
             let old = self.clock.origin();
             self.clock.advance(delta);
-            self.dirty |= self.clock.origin() != old;
+            if self.clock.origin() != old {
+                // Stored start times are relative to the origin: re-pack them all.
+                self.instances.mark_all();
+                self.dirty = true;
+            }
         }
         if self.auto_submit && self.animation.is_some() {
             self.submit();
@@ -176,7 +163,11 @@ impl AnimatedMeshInstance {
     /// Sets the crowd clock (for deterministic rendering, or to jump).
     #[func]
     fn set_time(&mut self, time: f64) {
+        let old = self.clock.origin();
         self.clock.set_time(time);
+        if self.clock.origin() != old {
+            self.instances.mark_all();
+        }
         self.dirty = true;
     }
 
@@ -285,7 +276,7 @@ impl AnimatedMeshInstance {
             );
             return;
         };
-        let inst = &mut self.instances.items_mut()[slot];
+        let inst = self.instances.slot_mut(slot);
         (inst.position, inst.yaw, inst.scale) = (position, yaw, scale);
         inst.basis = convert::basis_cols(transform);
         self.dirty = true;
@@ -330,7 +321,7 @@ impl AnimatedMeshInstance {
             return;
         };
         for ((slot, p), y) in slots.zip(points).zip(yaws.as_slice()) {
-            let inst = &mut self.instances.items_mut()[slot];
+            let inst = self.instances.slot_mut(slot);
             inst.position = *p;
             inst.yaw = *y;
             inst.basis = crowd::yaw_basis(*y).map(|c| c * inst.scale);
@@ -373,7 +364,7 @@ impl AnimatedMeshInstance {
         };
         for (slot, pose) in slots.zip(poses) {
             let ((position, yaw, scale), basis) = pose.expect("checked");
-            let inst = &mut self.instances.items_mut()[slot];
+            let inst = self.instances.slot_mut(slot);
             (inst.position, inst.yaw, inst.scale, inst.basis) = (position, yaw, scale, basis);
         }
         self.dirty = true;
@@ -396,7 +387,7 @@ impl AnimatedMeshInstance {
             return;
         }
         let now = self.clock.time();
-        let inst = &mut self.instances.items_mut()[slot];
+        let inst = self.instances.slot_mut(slot);
         play(inst, clip as u32, now, blend_time as f32, speed as f32);
         self.dirty = true;
     }
@@ -419,7 +410,7 @@ impl AnimatedMeshInstance {
                 return;
             };
             play(
-                &mut self.instances.items_mut()[slot],
+                self.instances.slot_mut(slot),
                 clip as u32,
                 now,
                 blend_time as f32,
@@ -435,7 +426,7 @@ impl AnimatedMeshInstance {
         let Some(slot) = self.slot_of(id, "set_instance_tint") else {
             return;
         };
-        self.instances.items_mut()[slot].tint = convert::rgba(tint);
+        self.instances.slot_mut(slot).tint = convert::rgba(tint);
         self.dirty = true;
     }
 
@@ -446,7 +437,7 @@ impl AnimatedMeshInstance {
             return;
         };
         if self.variation_ok(variation, "set_instance_variation") {
-            self.instances.items_mut()[slot].variation = variation as u32;
+            self.instances.slot_mut(slot).variation = variation as u32;
             self.dirty = true;
         }
     }
@@ -496,65 +487,15 @@ impl AnimatedMeshInstance {
             return;
         }
         let n = self.instances.len();
-        let mut looks = LookTable::new();
-        let mut placed = PlacedBounds::default();
-        let full = self.full_transform;
-        let stride = crowd::record_floats(full);
+        let changes = self.instances.take_changes();
         let gpu = self.gpu.as_mut().expect("ensured");
-        gpu.actors.reserve(n);
-        gpu.models[0].indices.reserve(n);
-        // Borrow each texture's bytes once: each borrow is a call into Godot.
-        let records = &mut gpu.actors.floats_mut()[..n * stride];
-        let texels = &mut gpu.models[0].indices.bytes_mut()[..n * 4];
-        // Neighbours usually share a look: one hash lookup per run of equal looks.
-        let mut last_look: Option<(([u32; 4], u32), u8)> = None;
-        let mut look_error = None;
-        let items = self.instances.items().iter();
-        let out = records
-            .chunks_exact_mut(stride)
-            .zip(texels.chunks_exact_mut(4));
-        for (i, (inst, (rec, texel))) in items.zip(out).enumerate() {
-            let state = ActorState {
-                position: inst.position,
-                yaw: inst.yaw,
-                scale: inst.scale,
-                clip: inst.clip,
-                prev_clip: inst.prev_clip,
-                start_time: self.clock.local(inst.start),
-                speed: inst.speed,
-                prev_elapsed: inst.prev_elapsed,
-                blend_time: inst.blend_time,
-            };
-            let basis = full.then_some(inst.basis);
-            crowd::pack_actor_record(&state, basis, rec);
-            placed.add_actor(inst.position, inst.scale, basis);
-            // Keyed on the tint's bits, as the look table is.
-            let key = (inst.tint.map(f32::to_bits), inst.variation);
-            let look = match last_look {
-                Some((k, look)) if k == key => look,
-                _ => {
-                    let look = looks
-                        .index_of(inst.tint, inst.variation)
-                        .unwrap_or_else(|e| {
-                            look_error.get_or_insert((self.instances.id_at(i), e));
-                            0
-                        });
-                    last_look = Some((key, look));
-                    look
-                }
-            };
-            texel.copy_from_slice(&crowd::pack_model_instance(i as u32, look));
-        }
-        if let Some((id, e)) = look_error {
-            godot_error!(
-                "vat_crowd: instance {id} (and any later ones with new looks): {e}; drawn with the \
-                 first look"
-            );
-        }
-        let mut packed = Vec::new();
-        looks.pack(&mut packed);
-        gpu.models[0].set_looks(&packed);
-        let bounds = [placed.for_model(&gpu.models[0].bounds)];
+        let bounds = [self.packer.pack(
+            &self.instances,
+            changes,
+            &self.clock,
+            self.full_transform,
+            gpu,
+        )];
         gpu.submit(&[n], &bounds, time, interpolate);
         self.update_billboard();
         self.dirty = false;
@@ -652,6 +593,8 @@ impl AnimatedMeshInstance {
             gpu.free();
         }
         self.gpu_error = None;
+        // New textures hold nothing yet.
+        self.instances.mark_all();
         self.dirty = true;
     }
 

@@ -6,3 +6,4 @@ pub mod data_texture;
 pub mod gpu;
 pub mod looks;
 pub mod material;
+pub mod retained;
