@@ -37,7 +37,8 @@ use glam::{Vec2, Vec3};
 use crate::bounds::Bounds;
 pub use crate::crowd_bulk::{
     apply_blends_bulk, pack_actor_states_bulk, pack_actor_transforms_bulk, pack_actors_bulk,
-    pack_model_instances_bulk, BulkBlends, BulkOptions, PlacedTransforms, TRANSFORM_FLOATS,
+    pack_model_instances_bulk, transform_from_rows, BulkBlends, BulkOptions, PackedModels,
+    PlacedTransforms, TRANSFORM_FLOATS,
 };
 use crate::error::{Result, VatError};
 use crate::half::{pack_half2, unpack_half2};

@@ -143,6 +143,18 @@ pub struct PlacedTransforms {
 /// Floats per transform in [`pack_actor_transforms_bulk`]'s input.
 pub const TRANSFORM_FLOATS: usize = 12;
 
+/// The basis columns and origin of a 3x4 transform stored row by row, as Godot's
+/// `MultiMesh.buffer` stores 3D transforms.
+#[inline]
+pub fn transform_from_rows(m: &[f32; TRANSFORM_FLOATS]) -> ([Vec3; 3], Vec3) {
+    let cols = [
+        Vec3::new(m[0], m[4], m[8]),
+        Vec3::new(m[1], m[5], m[9]),
+        Vec3::new(m[2], m[6], m[10]),
+    ];
+    (cols, Vec3::new(m[3], m[7], m[11]))
+}
+
 /// Packs `transforms.len() / 12` actors into `out` as full-transform records (16 floats each),
 /// otherwise as [`pack_actors_bulk`] does. Each transform is 12 floats in the layout of Godot's
 /// `MultiMesh.buffer` for 3D transforms: the 3x4 matrix row by row, `[x.x, y.x, z.x, origin.x,
@@ -358,51 +370,19 @@ impl BulkActors<'_> {
         clips: impl Iterator<Item = i32>,
         starts: impl Iterator<Item = f32>,
     ) -> Spread {
-        let tail = [pack_half2(1.0, 1.0), pack_half2(0.0, BLEND_BIAS)];
-        let origin = self.time_origin;
-        let (positions, yaws) = match self.placement {
-            Placement::Yaw { positions, yaws } => (positions, yaws),
-            Placement::Matrix(m) => {
-                let items = out
-                    .chunks_exact_mut(ACTOR_FLOATS_FULL)
-                    .zip(m[start * TRANSFORM_FLOATS..].chunks_exact(TRANSFORM_FLOATS))
-                    .zip(clips.zip(starts));
-                let mut spread = Spread::EMPTY;
-                for ((rec, m), (clip, t)) in items {
-                    let rec: &mut [f32; ACTOR_FLOATS_FULL] = rec.try_into().expect("whole records");
-                    let m: &[f32; TRANSFORM_FLOATS] = m.try_into().expect("whole transforms");
-                    let p = Vec3::new(m[3], m[7], m[11]);
-                    let r0 = Vec3::new(m[0], m[1], m[2]);
-                    let r1 = Vec3::new(m[4], m[5], m[6]);
-                    let r2 = Vec3::new(m[8], m[9], m[10]);
-                    spread.add(p);
-                    spread.add_stretch2(
-                        r0.length_squared() + r1.length_squared() + r2.length_squared(),
-                    );
-                    let code = clip_code(clip as u32, clip as u32);
-                    rec[..ACTOR_FLOATS].copy_from_slice(&[
-                        m[3],
-                        m[7],
-                        m[11],
-                        m[10],
-                        t - origin,
-                        code,
-                        tail[0],
-                        tail[1],
-                    ]);
-                    rec[ACTOR_FLOATS..]
-                        .copy_from_slice(&[m[0], m[4], m[8], m[1], m[5], m[9], m[2], m[6]]);
-                }
-                return spread;
+        let head = BulkHead::new(self.time_origin);
+        match self.placement {
+            Placement::Matrix(m) => write_matrix_records(out, m, clips, starts, start, &head),
+            // A constant record size per loop, so the compiler sees whole records (no bounds
+            // checks).
+            Placement::Yaw { positions, yaws } if self.stride == ACTOR_FLOATS_FULL => {
+                write_yaw_records::<ACTOR_FLOATS_FULL>(
+                    out, positions, yaws, clips, starts, start, &head,
+                )
             }
-        };
-        // A constant record size per loop, so the compiler sees whole records (no bounds checks).
-        if self.stride == ACTOR_FLOATS_FULL {
-            write_yaw_records::<ACTOR_FLOATS_FULL>(
-                out, positions, yaws, clips, starts, start, origin,
-            )
-        } else {
-            write_yaw_records::<ACTOR_FLOATS>(out, positions, yaws, clips, starts, start, origin)
+            Placement::Yaw { positions, yaws } => {
+                write_yaw_records::<ACTOR_FLOATS>(out, positions, yaws, clips, starts, start, &head)
+            }
         }
     }
 
@@ -442,6 +422,40 @@ impl BulkActors<'_> {
     }
 }
 
+/// The first [`ACTOR_FLOATS`] of a bulk record: what the bulk calls do not set is constant
+/// (speed 1, scale 1, no blend, the clip also as the previous clip).
+struct BulkHead {
+    time_origin: f32,
+    tail: [f32; 2],
+}
+
+impl BulkHead {
+    fn new(time_origin: f32) -> Self {
+        Self {
+            time_origin,
+            tail: [pack_half2(1.0, 1.0), pack_half2(0.0, BLEND_BIAS)],
+        }
+    }
+
+    /// The record's first floats for an actor at `p` with T0.w = `w` (the yaw), playing `clip`
+    /// since crowd time `t`.
+    #[inline]
+    fn record(&self, p: Vec3, w: f32, clip: i32, t: f32) -> [f32; ACTOR_FLOATS] {
+        let code = clip_code(clip as u32, clip as u32);
+        let [speed_scale, blend] = self.tail;
+        [
+            p.x,
+            p.y,
+            p.z,
+            w,
+            t - self.time_origin,
+            code,
+            speed_scale,
+            blend,
+        ]
+    }
+}
+
 /// Writes yaw-placed records of `S` floats (a basis from the yaw when `S` is
 /// [`ACTOR_FLOATS_FULL`]) for the actors from `start` on; returns what they span.
 fn write_yaw_records<const S: usize>(
@@ -451,9 +465,8 @@ fn write_yaw_records<const S: usize>(
     clips: impl Iterator<Item = i32>,
     starts: impl Iterator<Item = f32>,
     start: usize,
-    origin: f32,
+    head: &BulkHead,
 ) -> Spread {
-    let tail = [pack_half2(1.0, 1.0), pack_half2(0.0, BLEND_BIAS)];
     let items = out
         .chunks_exact_mut(S)
         .zip(&positions[start..])
@@ -463,20 +476,37 @@ fn write_yaw_records<const S: usize>(
     for (((rec, p), &yaw), (clip, t)) in items {
         let rec: &mut [f32; S] = rec.try_into().expect("whole records");
         spread.add(*p);
-        let code = clip_code(clip as u32, clip as u32);
-        rec[..ACTOR_FLOATS].copy_from_slice(&[
-            p.x,
-            p.y,
-            p.z,
-            yaw,
-            t - origin,
-            code,
-            tail[0],
-            tail[1],
-        ]);
+        rec[..ACTOR_FLOATS].copy_from_slice(&head.record(*p, yaw, clip, t));
         if S == ACTOR_FLOATS_FULL {
             pack_basis(yaw_basis(yaw), rec);
         }
+    }
+    spread
+}
+
+/// Writes full-transform records for the actors from `start` on, from [`TRANSFORM_FLOATS`]-float
+/// rows of 3x4 matrices; returns what they span, basis stretch included.
+fn write_matrix_records(
+    out: &mut [f32],
+    matrices: &[f32],
+    clips: impl Iterator<Item = i32>,
+    starts: impl Iterator<Item = f32>,
+    start: usize,
+    head: &BulkHead,
+) -> Spread {
+    let items = out
+        .chunks_exact_mut(ACTOR_FLOATS_FULL)
+        .zip(matrices[start * TRANSFORM_FLOATS..].chunks_exact(TRANSFORM_FLOATS))
+        .zip(clips.zip(starts));
+    let mut spread = Spread::EMPTY;
+    for ((rec, m), (clip, t)) in items {
+        let rec: &mut [f32; ACTOR_FLOATS_FULL] = rec.try_into().expect("whole records");
+        let (cols, p) = transform_from_rows(m.try_into().expect("whole transforms"));
+        spread.add(p);
+        spread.add_stretch2(cols.iter().map(|c| c.length_squared()).sum());
+        // T0.w is the basis' z.z, which pack_basis writes.
+        rec[..ACTOR_FLOATS].copy_from_slice(&head.record(p, 0.0, clip, t));
+        pack_basis(cols, rec);
     }
     spread
 }
@@ -587,18 +617,26 @@ fn pack_states_split(out: &mut [f32], states: &[ActorState], parallel_min: usize
     Ok(())
 }
 
+/// What [`pack_model_instances_bulk`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackedModels {
+    /// Whether any byte changed, so a caller can skip re-uploading a list that is the same as
+    /// last frame's (equipment rarely changes).
+    pub changed: bool,
+    /// One past the highest actor id listed (0 for none): the actor count the list needs.
+    pub reach: usize,
+}
+
 /// Packs one model instance per actor id, all with `look`, into `out` (4 bytes each), parallel
-/// from [`PARALLEL_MIN_ITEMS`] ids. Returns whether any byte of `out` changed, so a caller can
-/// skip re-uploading a list that is the same as last frame's (equipment rarely changes).
-/// Errors: [`VatError::BadLength`] if `out.len() != actor_ids.len() * 4`;
-/// [`VatError::IndexOutOfRange`] for an id outside `0..actor_count` (the lowest such is
-/// reported, and `out` is untouched).
+/// from [`PARALLEL_MIN_ITEMS`] ids. Errors: [`VatError::BadLength`] if
+/// `out.len() != actor_ids.len() * 4`; [`VatError::IndexOutOfRange`] for an id outside
+/// `0..actor_count` (the lowest such is reported, and `out` is untouched).
 pub fn pack_model_instances_bulk(
     out: &mut [u8],
     actor_ids: &[i32],
     look: u8,
     actor_count: u32,
-) -> Result<bool> {
+) -> Result<PackedModels> {
     pack_models_split(out, actor_ids, look, actor_count, PARALLEL_MIN_ITEMS)
 }
 
@@ -608,18 +646,17 @@ fn pack_models_split(
     look: u8,
     actor_count: u32,
     parallel_min: usize,
-) -> Result<bool> {
+) -> Result<PackedModels> {
     let stride = MODEL_INSTANCE_BYTES as usize;
     let n = actor_ids.len();
     check_len("model instance bytes", n * stride, out.len())?;
     let count = actor_count.min(MAX_ACTORS);
     let split = Split::for_items(n, parallel_min);
-    // Negative ids wrap to huge u32s, so one unsigned compare checks both ends; branch-free so it
-    // vectorises, with the per-item search only when it found something.
-    if !actor_ids
-        .iter()
-        .fold(true, |ok, &id| ok & ((id as u32) < count))
-    {
+    // Negative ids wrap to huge u32s, so the highest id as u32 checks both ends in one
+    // branch-free pass (it vectorises), and is the list's reach; the per-item search only runs
+    // if it found something.
+    let highest = actor_ids.iter().fold(0u32, |m, &id| m.max(id as u32));
+    if n > 0 && highest >= count {
         split.check(n, |start, end| {
             let ids = &actor_ids[start..end];
             let j = ids.iter().position(|&id| id < 0 || id as u32 >= count)?;
@@ -631,31 +668,32 @@ fn pack_models_split(
             Some((start + j, e))
         })?;
     }
-    // A texel as a little-endian u32: the actor index in its low 24 bits, the look above.
-    let look_bits = u32::from(look) << 24;
     let write = |start: usize, out: &mut [u8]| {
+        let ids = &actor_ids[start..];
         // SAFETY: every bit pattern is a valid u32; align_to_mut returns only the aligned middle.
         let (head, texels, tail) = unsafe { out.align_to_mut::<u32>() };
         if !head.is_empty() || !tail.is_empty() {
             // Unaligned storage (never from Godot's allocator): byte by byte.
             let mut changed = false;
-            for (dst, &id) in out.chunks_exact_mut(stride).zip(&actor_ids[start..]) {
+            for (dst, &id) in out.chunks_exact_mut(stride).zip(ids) {
                 let texel = pack_model_instance(id as u32, look);
                 changed |= *dst != texel;
                 dst.copy_from_slice(&texel);
             }
             return changed;
         }
+        // Whole texels as u32, so the compare-and-write loop vectorises.
         let mut diff = 0u32;
-        for (dst, &id) in texels.iter_mut().zip(&actor_ids[start..]) {
-            let texel = ((id as u32 & 0x00ff_ffff) | look_bits).to_le();
+        for (dst, &id) in texels.iter_mut().zip(ids) {
+            let texel = u32::from_ne_bytes(pack_model_instance(id as u32, look));
             diff |= *dst ^ texel;
             *dst = texel;
         }
         diff != 0
     };
     let changed = split.write(out, stride, write, |a, b| a | b);
-    Ok(changed)
+    let reach = if n == 0 { 0 } else { highest as usize + 1 };
+    Ok(PackedModels { changed, reach })
 }
 
 #[cfg(test)]

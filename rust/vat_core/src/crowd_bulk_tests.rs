@@ -40,16 +40,36 @@ fn split_and_single_thread_agree() {
     let ids: Vec<i32> = (0..n as i32).rev().collect();
     let mut ma = vec![0u8; n * 4];
     let mut mb = vec![1u8; n * 4];
-    assert!(pack_models_split(&mut ma, &ids, 7, n as u32, usize::MAX).unwrap());
-    assert!(pack_models_split(&mut mb, &ids, 7, n as u32, SPLIT).unwrap());
+    let first = pack_models_split(&mut ma, &ids, 7, n as u32, usize::MAX).unwrap();
+    assert_eq!(
+        first,
+        pack_models_split(&mut mb, &ids, 7, n as u32, SPLIT).unwrap()
+    );
+    assert_eq!((first.changed, first.reach), (true, n));
     assert_eq!(ma, mb);
     // Packing the same list again changes nothing; one different id in the last task does.
-    assert!(!pack_models_split(&mut ma, &ids, 7, n as u32, usize::MAX).unwrap());
-    assert!(!pack_models_split(&mut mb, &ids, 7, n as u32, SPLIT).unwrap());
+    assert!(
+        !pack_models_split(&mut ma, &ids, 7, n as u32, usize::MAX)
+            .unwrap()
+            .changed
+    );
+    assert!(
+        !pack_models_split(&mut mb, &ids, 7, n as u32, SPLIT)
+            .unwrap()
+            .changed
+    );
     let mut moved = ids.clone();
     moved[n - 1] = 1;
-    assert!(pack_models_split(&mut mb, &moved, 7, n as u32, SPLIT).unwrap());
-    assert!(pack_models_split(&mut ma, &moved, 7, n as u32, usize::MAX).unwrap());
+    assert!(
+        pack_models_split(&mut mb, &moved, 7, n as u32, SPLIT)
+            .unwrap()
+            .changed
+    );
+    assert!(
+        pack_models_split(&mut ma, &moved, 7, n as u32, usize::MAX)
+            .unwrap()
+            .changed
+    );
     assert_eq!(ma, mb);
 
     let states: Vec<ActorState> = positions

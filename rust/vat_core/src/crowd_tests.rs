@@ -325,9 +325,14 @@ fn bulk_states_match_single_packing() {
 fn bulk_model_instances() {
     let ids: Vec<i32> = (0..20_000).map(|i| i * 3).collect();
     let mut out = vec![0u8; ids.len() * 4];
+    // The highest id is 59,997: the list needs 59,998 actors.
+    let packed = |changed| PackedModels {
+        changed,
+        reach: 59_998,
+    };
     assert_eq!(
         pack_model_instances_bulk(&mut out, &ids, 9, 60_000),
-        Ok(true)
+        Ok(packed(true))
     );
     assert_eq!(
         &out[4 * 12_345..4 * 12_346],
@@ -336,11 +341,11 @@ fn bulk_model_instances() {
     // The same list again: nothing changed. A new look only: changed.
     assert_eq!(
         pack_model_instances_bulk(&mut out, &ids, 9, 60_000),
-        Ok(false)
+        Ok(packed(false))
     );
     assert_eq!(
         pack_model_instances_bulk(&mut out, &ids, 8, 60_000),
-        Ok(true)
+        Ok(packed(true))
     );
     assert_eq!(&out[4 * 7..4 * 8], &pack_model_instance(21, 8));
     assert_eq!(
@@ -362,32 +367,29 @@ fn bulk_model_instances() {
         })
     );
     assert!(pack_model_instances_bulk(&mut out[..4], &ids, 9, 60_000).is_err());
+    assert_eq!(
+        pack_model_instances_bulk(&mut [], &[], 9, 60_000),
+        Ok(PackedModels {
+            changed: false,
+            reach: 0
+        })
+    );
     // Storage that is not 4-byte aligned gets the same bytes.
     let mut odd = vec![0u8; out.len() + 1];
     assert_eq!(
         pack_model_instances_bulk(&mut odd[1..], &ids, 8, 60_000),
-        Ok(true)
+        Ok(packed(true))
     );
     assert_eq!(&odd[1..], &out[..]);
     assert_eq!(
         pack_model_instances_bulk(&mut odd[1..], &ids, 8, 60_000),
-        Ok(false)
+        Ok(packed(false))
     );
 }
 
 #[test]
 fn full_transform_records() {
-    let (positions, yaws, clips, starts) = bulk_inputs(50);
-    let mut out = vec![0.0; 50 * ACTOR_FLOATS_FULL];
-    pack_actors_bulk(
-        &mut out,
-        &positions,
-        &yaws,
-        Some(&clips),
-        Some(&starts),
-        opts(true),
-    )
-    .unwrap();
+    let (out, (positions, yaws, clips, starts)) = packed_bulk(50, opts(true));
     let rec = &out[17 * ACTOR_FLOATS_FULL..18 * ACTOR_FLOATS_FULL];
     let a = unpack_actor(rec);
     assert_eq!(

@@ -451,9 +451,7 @@ impl AnimatedActorMeshInstance {
         let gpu = self.gpu.as_mut().expect("ensured");
         let mut bounds = Vec::with_capacity(gpu.models.len());
         for (m, model) in gpu.models.iter_mut().enumerate() {
-            let mut packed = Vec::new();
-            self.looks[m].pack(&mut packed);
-            model.set_looks(&packed);
+            model.set_looks(&self.looks[m]);
             bounds.push(self.placed.for_model(&model.bounds));
         }
         gpu.submit(&self.model_counts, &bounds, time, interpolate);
@@ -640,31 +638,29 @@ impl AnimatedActorMeshInstance {
         let gpu = self.gpu.as_mut().expect("checked");
         let indices = &mut gpu.models[m].indices;
         indices.reserve(first + n);
-        match crowd::pack_model_instances_bulk(
+        let packed = match crowd::pack_model_instances_bulk(
             &mut indices.bytes_mut_untracked()[first * 4..(first + n) * 4],
             actor_ids,
             look,
             actor_count,
         ) {
-            // The same list as last frame (steady equipment) is not uploaded again.
-            Ok(changed) => {
-                if changed {
-                    indices.mark_changed();
-                }
-            }
+            Ok(packed) => packed,
             Err(e) => {
                 godot_error!("vat_crowd: {what}(model {model_index}): {e}; model not changed");
                 return;
             }
+        };
+        // The same list as last frame (steady equipment) is not uploaded again.
+        if packed.changed {
+            indices.mark_changed();
         }
         if !append {
             self.looks[m] = fresh;
         }
-        let reach = actor_ids.iter().max().map_or(0, |&id| id as usize + 1);
         self.model_reach[m] = if append {
-            self.model_reach[m].max(reach)
+            self.model_reach[m].max(packed.reach)
         } else {
-            reach
+            packed.reach
         };
         self.model_counts[m] = first + n;
     }

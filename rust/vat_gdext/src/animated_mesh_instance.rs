@@ -349,16 +349,15 @@ impl AnimatedMeshInstance {
             );
             return;
         }
-        let rows: Vec<&[f32]> = floats.chunks_exact(crowd::TRANSFORM_FLOATS).collect();
-        let poses: Vec<_> = rows
-            .iter()
+        let poses: Vec<_> = floats
+            .chunks_exact(crowd::TRANSFORM_FLOATS)
             .map(|r| {
                 let t = convert::transform_from_rows(r);
                 convert::actor_pose(t).map(|pose| (pose, convert::basis_cols(t)))
             })
             .collect();
         let finite = |i: usize| poses[i].is_some();
-        let Some(slots) = self.slots_for(first_id, rows.len(), finite, "set_instance_transforms")
+        let Some(slots) = self.slots_for(first_id, poses.len(), finite, "set_instance_transforms")
         else {
             return;
         };

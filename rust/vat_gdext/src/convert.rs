@@ -49,14 +49,11 @@ pub fn bounds(a: Aabb) -> Bounds {
 /// A transform from 12 floats in `MultiMesh.buffer`'s 3D layout (the 3x4 matrix row by row).
 /// Panics unless `rows.len() == 12`.
 pub fn transform_from_rows(rows: &[f32]) -> Transform3D {
-    let [a, b, c, d, e, f, g, h, i, j, k, l] = rows.try_into().expect("12 floats");
+    let ([x, y, z], origin) =
+        vat_core::crowd::transform_from_rows(rows.try_into().expect("12 floats"));
     Transform3D::new(
-        Basis::from_rows(
-            Vector3::new(a, b, c),
-            Vector3::new(e, f, g),
-            Vector3::new(i, j, k),
-        ),
-        Vector3::new(d, h, l),
+        Basis::from_cols(to_vector3(x), to_vector3(y), to_vector3(z)),
+        to_vector3(origin),
     )
 }
 

@@ -15,7 +15,7 @@ use godot::classes::{
     ShaderMaterial,
 };
 use godot::prelude::*;
-use vat_core::crowd::record_texels;
+use vat_core::crowd::{record_texels, LookTable};
 use vat_core::encode::Bounds;
 use vat_core::layout::MAX_LOOKS;
 
@@ -71,8 +71,8 @@ pub struct CrowdGpu {
 }
 
 impl CrowdGpu {
-    /// Creates the MultiMeshInstance3Ds as internal children of `owner`, for actor records of
-    /// actor records with or without full transforms.
+    /// Creates the MultiMeshInstance3Ds as internal children of `owner`, for actor records with
+    /// or without full transforms.
     pub fn new(
         owner: &mut Gd<Node3D>,
         animations: &[Gd<VertexAnimation>],
@@ -120,12 +120,15 @@ impl CrowdGpu {
 
     /// Updates only the crowd clock (nothing else changed this frame).
     pub fn set_time(&mut self, shader_time: f32, interpolate: bool) {
-        for model in self.models.iter_mut() {
-            for m in model.materials.iter_mut() {
-                m.set_shader_parameter("vat_time", &shader_time.to_variant());
-                m.set_shader_parameter("vat_interpolate", &interpolate.to_variant());
-            }
+        for m in self.materials_mut() {
+            m.set_shader_parameter("vat_time", &shader_time.to_variant());
+            m.set_shader_parameter("vat_interpolate", &interpolate.to_variant());
         }
+    }
+
+    /// Every model's materials.
+    fn materials_mut(&mut self) -> impl Iterator<Item = &mut Gd<ShaderMaterial>> {
+        self.models.iter_mut().flat_map(|m| m.materials.iter_mut())
     }
 
     /// Turns every actor toward `camera` (a position in the crowd node's space) about its up
@@ -136,12 +139,10 @@ impl CrowdGpu {
             return;
         }
         self.billboard = camera;
-        for model in self.models.iter_mut() {
-            for m in model.materials.iter_mut() {
-                m.set_shader_parameter("vat_billboard", &camera.is_some().to_variant());
-                if let Some(c) = camera {
-                    m.set_shader_parameter("vat_camera", &c.to_variant());
-                }
+        for m in self.materials_mut() {
+            m.set_shader_parameter("vat_billboard", &camera.is_some().to_variant());
+            if let Some(c) = camera {
+                m.set_shader_parameter("vat_camera", &c.to_variant());
             }
         }
     }
@@ -206,16 +207,17 @@ impl ModelGpu {
 
     /// Writes the look table (tint, variation pairs) into the looks texture bytes; the texture is
     /// uploaded again only if the table changed.
-    pub fn set_looks(&mut self, packed: &[f32]) {
+    pub fn set_looks(&mut self, looks: &LookTable) {
+        let mut packed = Vec::new();
+        looks.pack(&mut packed);
         let bytes = self.looks.bytes_mut_untracked();
-        let n = (packed.len() * 4).min(bytes.len());
-        let new: Vec<u8> = packed
-            .iter()
-            .flat_map(|f| f.to_ne_bytes())
-            .take(n)
-            .collect();
-        if bytes[..n] != new[..] {
-            bytes[..n].copy_from_slice(&new);
+        let mut changed = false;
+        for (dst, f) in bytes.chunks_exact_mut(4).zip(&packed) {
+            let new = f.to_ne_bytes();
+            changed |= *dst != new;
+            dst.copy_from_slice(&new);
+        }
+        if changed {
             self.looks.mark_changed();
         }
     }

@@ -106,9 +106,7 @@ impl RetainedPacker {
         if !done {
             self.pack_all(instances, clock, full_transform, gpu);
         }
-        let mut packed = Vec::new();
-        self.looks.pack(&mut packed);
-        gpu.models[0].set_looks(&packed);
+        gpu.models[0].set_looks(&self.looks);
         self.placed.for_model(&gpu.models[0].bounds)
     }
 
