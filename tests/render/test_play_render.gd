@@ -520,6 +520,19 @@ func test_crossfade_lies_between_poses() -> void:
 		n.set_actor_blends(PackedInt32Array([0]), PackedInt32Array([walk_clip]),
 			PackedFloat32Array([0.0]), PackedFloat32Array([0.4]))
 		n.set_model_actors(0, PackedInt32Array([0]))
+	# The same fade eleven days into play: set_actor_blend takes its previous start time in double
+	# precision (as f32, 1000000.03 would be 30 ms off).
+	var day := 1000000.03
+	var late := func(n: AnimatedActorMeshInstance) -> void:
+		n.time = day  # the clock is there when the game adds the actor
+		n.begin()
+		n.add_actor(Transform3D.IDENTITY, attack_clip, day + 0.2)
+		n.add_model(0)
+		n.set_actor_blend(0, walk_clip, day, 0.4)
+	var late_img := await _render_node(_actor_node(va), day + 0.4, late)
+	var dl: float = image_diff(mid, late_img)["mean_abs"]
+	print("    crossfade at time %.2f: mean %.3f/255 from the one near 0" % [day, dl])
+	check(dl <= 0.1 * wm, "a fade after eleven days of play looks like one near 0 (%.3f)" % dl)
 	for entry in [["set_actor_blend", one], ["set_actor_blends", bulk]]:
 		var img := await _render_node(_actor_node(va), 0.4, entry[1])
 		var d: float = image_diff(mid, img)["mean_abs"]

@@ -253,13 +253,16 @@ impl AnimatedActorMeshInstance {
         prev_start_time: f64,
         blend_time: f64,
     ) {
+        // The previous start is passed relative to the clock's origin, as the records store
+        // start times, so the f64 argument keeps its precision after hours of play.
+        let origin = self.clock.origin();
         let blends = crowd::BulkBlends {
             actor_ids: &[actor],
             prev_clips: &[prev_clip],
-            prev_start_times: &[prev_start_time as f32],
+            prev_start_times: &[(prev_start_time - origin) as f32],
             blend_times: &[blend_time as f32],
         };
-        self.apply_blends(&blends, "set_actor_blend");
+        self.apply_blends(&blends, 0.0, "set_actor_blend");
     }
 
     /// The bulk form of `set_actor_blend`, for actors set this frame (e.g. by `set_actors`):
@@ -282,7 +285,8 @@ impl AnimatedActorMeshInstance {
             prev_start_times: prev_start_times.as_slice(),
             blend_times: blend_times.as_slice(),
         };
-        self.apply_blends(&blends, "set_actor_blends");
+        let origin = self.clock.origin();
+        self.apply_blends(&blends, origin, "set_actor_blends");
     }
 
     /// Attaches model `model_index` to the actor added last, with a texture `variation` and a `tint`.
@@ -510,9 +514,11 @@ impl AnimatedActorMeshInstance {
     }
 
     /// Applies cross-fades to this frame's actors, or reports why not (nothing changed).
-    fn apply_blends(&mut self, blends: &crowd::BulkBlends, what: &str) {
-        let (n, stride) = (self.actor_count, self.stride());
-        let (origin, clip_count) = (self.clock.origin(), self.clip_count);
+    /// `origin` puts the records' stored start times (relative to the clock's origin) in the
+    /// time frame of `blends`' previous start times: the clock's origin when those are crowd
+    /// seconds, 0 when they are already relative to it.
+    fn apply_blends(&mut self, blends: &crowd::BulkBlends, origin: f64, what: &str) {
+        let (n, stride, clip_count) = (self.actor_count, self.stride(), self.clip_count);
         let Some(gpu) = self.gpu.as_mut() else {
             godot_error!("vat_crowd: {what}: no actors this frame");
             return;
