@@ -119,18 +119,37 @@ func _run_file(path: String) -> void:
 			_report(label, "FAIL", "cannot load the script (parse error?)")
 		_take_script_errors()
 		return
+	var each := PackedStringArray()
 	for m in script.get_script_method_list():
 		var name: String = m["name"]
-		if name.begins_with("test_") and not methods.has(name):
+		if name.begins_with("test_each_") and not each.has(name):
+			each.append(name)
+		elif name.begins_with("test_") and not methods.has(name):
 			if _filter.is_empty() or (label + "::" + name).contains(_filter):
 				methods.append(name)
-	if methods.is_empty():
+	if methods.is_empty() and each.is_empty():
 		return
 	var inst: Object = script.new()
 	if not inst is VatTest:
 		_report(label, "FAIL", "does not extend VatTest")
 		return
 	var test: VatTest = inst
+	# Parametrised tests: `test_each_X(case)` runs once per entry of `cases_X()`, as
+	# "test_each_X[case]", each with its own timeout and fresh root.
+	var calls := []
+	for name in methods:
+		calls.append([name, name, []])
+	for name in each:
+		var source := "cases_" + name.trim_prefix("test_each_")
+		if not test.has_method(source):
+			_report(label + "::" + name, "FAIL", "has no %s() listing its cases" % source)
+			continue
+		for case in test.call(source):
+			var case_label := "%s[%s]" % [name, case]
+			if _filter.is_empty() or (label + "::" + case_label).contains(_filter):
+				calls.append([case_label, name, [case]])
+	if calls.is_empty():
+		return
 	var suite := Node3D.new()
 	suite.name = "Suite"
 	root.add_child(suite)
@@ -141,10 +160,10 @@ func _run_file(path: String) -> void:
 			_report(label + "::before_all", "FAIL", why)
 			setup_ok = false
 	if setup_ok:
-		for name in methods:
+		for c in calls:
 			if _stuck:
 				break
-			await _run_test(test, label + "::" + name, name)
+			await _run_test(test, label + "::" + c[0], c[1], c[2])
 	if test.has_method("after_all") and not _stuck:
 		var why := await _call(test, "after_all", suite)
 		if not why.is_empty():
@@ -156,7 +175,7 @@ func _run_file(path: String) -> void:
 	await process_frame
 
 
-func _run_test(test: VatTest, label: String, method: String) -> void:
+func _run_test(test: VatTest, label: String, method: String, args := []) -> void:
 	if DisplayServer.get_name() != "headless":
 		DisplayServer.window_set_size(RENDER_SIZE)
 		root.size = RENDER_SIZE
@@ -164,7 +183,7 @@ func _run_test(test: VatTest, label: String, method: String) -> void:
 	container.name = "Test"
 	root.add_child(container)
 	var t0 := Time.get_ticks_msec()
-	var why := await _call(test, method, container)
+	var why := await _call(test, method, container, args)
 	var ms := Time.get_ticks_msec() - t0
 	if is_instance_valid(container):
 		container.free()
@@ -179,14 +198,14 @@ func _run_test(test: VatTest, label: String, method: String) -> void:
 
 ## Calls `method` (a coroutine or not) with `container` as the test's root, under the per-test
 ## timeout. Returns why it failed ("" when it did not).
-func _call(test: VatTest, method: String, container: Node3D) -> String:
+func _call(test: VatTest, method: String, container: Node3D, args := []) -> String:
 	test.tree = self
 	test.root = container
 	test._reset()
 	_take_script_errors()
 	var state := {"done": false}
 	var body := func() -> void:
-		await test.call(method)
+		await test.callv(method, args)
 		state["done"] = true
 	body.call()
 	var deadline := Time.get_ticks_msec() + _test_timeout_ms

@@ -8,6 +8,12 @@ extends SceneTree
 
 
 func _initialize() -> void:
+	# Godot animates and places nodes only inside the running tree, which the root window enters
+	# after _initialize returns: bake from the first frame on.
+	_main.call_deferred()
+
+
+func _main() -> void:
 	var code := _run(OS.get_cmdline_user_args())
 	quit(code)
 

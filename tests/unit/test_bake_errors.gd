@@ -71,9 +71,32 @@ func test_unknown_clip() -> void:
 	check_eq(_bake(_box_character(), PackedStringArray(["nope"])), FAILED, "unknown clip name fails")
 
 
-func test_zero_length_clip() -> void:
-	# Godot clamps Animation.length to 0.001 s: that is its zero length.
-	check_eq(_bake(_box_character(true, ["still"], 0.0)), FAILED, "zero-length clip fails")
+func test_zero_length_clip_bakes_as_a_pose() -> void:
+	# Godot clamps Animation.length to 0.001 s: that is its zero length (a TPose, a death pose).
+	var va := VertexAnimation.new()
+	va.source_scene = _box_character(true, ["still"], 0.0)
+	check_eq(va.bake(), OK, "a zero-length clip bakes")
+	check_eq(va.get_clip_frame_count(0), 1, "as one frame")
+	check_eq(va.get_clip_duration(0), 0.0, "of zero duration")
+	check(not va.is_clip_looped(0), "that never loops")
+	check(va.get_bake_stats()["summary"].contains("one-frame poses: still"), "the summary says so: %s" % va.get_bake_stats()["summary"])
+
+
+func test_clip_named_twice_is_refused() -> void:
+	check_eq(_bake(_box_character(true, ["idle", "walk"]), PackedStringArray(["idle", "walk", "idle"])), FAILED, "a clip listed twice is refused")
+
+
+func test_bad_rates_and_precision_are_refused() -> void:
+	for bad in ["abc", -5.0, 0.0, INF, NAN]:
+		var va := VertexAnimation.new()
+		va.source_scene = _box_character(true, ["idle"])
+		va.clip_fps = {"idle": bad}
+		check_eq(va.bake(), FAILED, "clip_fps %s is refused" % [bad])
+		check(not va.is_baked(), "nothing baked for clip_fps %s" % [bad])
+	var va := VertexAnimation.new()
+	va.source_scene = _box_character(true, ["idle"])
+	va.precision = 7
+	check_eq(va.bake(), FAILED, "precision 7 is refused")
 
 
 func test_too_large_for_textures() -> void:

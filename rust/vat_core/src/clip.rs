@@ -9,6 +9,8 @@
 //!   clip's end pose and playback clamps there.
 //! * **Looped** clips store `n` frames, `k = 0..n`; the pose at `t = duration` equals frame 0, so
 //!   playback interpolates frame `n - 1` -> frame 0 across the wrap and no frame is duplicated.
+//! * **Poses** (`duration == 0`, e.g. a `TPose` or `Death_A_Pose` clip) store one frame, the pose
+//!   at `t = 0`, are never looped and have `fps == 0`; playback holds that frame.
 //!
 //! The stored `fps` is the effective rate `n / duration` (it differs from the requested rate when
 //! `duration * fps` is not an integer). Clips are laid out one after another in the texture:
@@ -25,7 +27,7 @@ use crate::layout::{MAX_CLIPS, MAX_TEXTURE_SIZE, VAT_MAX_WIDTH};
 pub struct ClipSpec {
     /// The clip's name (the animation's name in Godot).
     pub name: String,
-    /// Length in seconds; must be positive and finite.
+    /// Length in seconds; must be finite and not negative. Zero makes the clip a one-frame pose.
     pub duration: f32,
     /// Requested sampling rate in frames per second; must be positive and finite.
     pub fps: f32,
@@ -42,7 +44,7 @@ pub struct Clip {
     pub first_frame: u32,
     /// Frames stored for this clip (`n + 1` non-looped, `n` looped).
     pub frame_count: u32,
-    /// Effective sampling rate `n / duration`.
+    /// Effective sampling rate `n / duration` (0 for a pose).
     pub fps: f32,
     /// Whether playback wraps around.
     pub looped: bool,
@@ -60,6 +62,11 @@ impl Clip {
         }
     }
 
+    /// Whether the clip is a single pose (zero duration, one frame).
+    pub fn is_pose(&self) -> bool {
+        self.duration == 0.0
+    }
+
     /// Clip-local time in seconds at which frame `k` (0-based within the clip) is sampled:
     /// `k * duration / n`, computed in f64 so the last non-looped frame is exactly `duration`.
     pub fn frame_time(&self, k: u32) -> f32 {
@@ -71,8 +78,8 @@ impl Clip {
 /// Lays out `specs` consecutively and fixes each clip's frame count per the module's convention.
 ///
 /// Errors: [`VatError::NoClips`] for an empty list, [`VatError::TooManyClips`] above
-/// [`MAX_CLIPS`], [`VatError::ZeroLengthClip`] / [`VatError::BadFps`] for a duration / rate that
-/// is not positive and finite, and [`VatError::TooLarge`] when the frames alone (one vertex)
+/// [`MAX_CLIPS`], [`VatError::BadDuration`] for a negative or non-finite duration,
+/// [`VatError::BadFps`] for a rate that is not positive and finite, and [`VatError::TooLarge`] when the frames alone (one vertex)
 /// could not fit one texture.
 pub fn plan_clips(specs: &[ClipSpec]) -> Result<Vec<Clip>> {
     if specs.is_empty() {
@@ -89,7 +96,15 @@ pub fn plan_clips(specs: &[ClipSpec]) -> Result<Vec<Clip>> {
     let mut clips = Vec::with_capacity(specs.len());
     for spec in specs {
         let n = intervals_of(spec)?;
-        let frame_count = if spec.looped { n } else { n + 1 };
+        let pose = spec.duration == 0.0;
+        let looped = spec.looped && !pose;
+        let frame_count = if pose {
+            1
+        } else if looped {
+            n
+        } else {
+            n + 1
+        };
         let end = first_frame + frame_count;
         if end > max_frames {
             return Err(VatError::TooLarge {
@@ -103,8 +118,12 @@ pub fn plan_clips(specs: &[ClipSpec]) -> Result<Vec<Clip>> {
             name: spec.name.clone(),
             first_frame: first_frame as u32,
             frame_count: frame_count as u32,
-            fps: (n as f64 / f64::from(spec.duration)) as f32,
-            looped: spec.looped,
+            fps: if pose {
+                0.0
+            } else {
+                (n as f64 / f64::from(spec.duration)) as f32
+            },
+            looped,
             duration: spec.duration,
         });
         first_frame = end;
@@ -115,8 +134,8 @@ pub fn plan_clips(specs: &[ClipSpec]) -> Result<Vec<Clip>> {
 /// `max(1, round(duration * fps))` after validating both; saturates instead of overflowing so the
 /// caller's size check reports absurd rates as [`VatError::TooLarge`].
 fn intervals_of(spec: &ClipSpec) -> Result<u64> {
-    if !(spec.duration.is_finite() && spec.duration > 0.0) {
-        return Err(VatError::ZeroLengthClip {
+    if !(spec.duration.is_finite() && spec.duration >= 0.0) {
+        return Err(VatError::BadDuration {
             clip: spec.name.clone(),
         });
     }
@@ -159,19 +178,24 @@ pub fn find_clip(clips: &[Clip], name: &str) -> Result<usize> {
 pub fn sample(clip: &Clip, t: f32) -> (u32, u32, f32) {
     let t = if t.is_finite() { t } else { 0.0 };
     let count = clip.frame_count.max(1);
+    // The shader's guard: a pose's zero duration must not divide.
+    let duration = clip.duration.max(MIN_SAMPLED_DURATION);
     let (f0, f1, frac) = if clip.looped {
-        let x = t / clip.duration;
+        let x = t / duration;
         let u = (x - x.floor()) * count as f32;
         let f0 = (u.floor() as u32).min(count - 1);
         (f0, (f0 + 1) % count, u - u.floor())
     } else {
         let last = count - 1;
-        let u = (t / clip.duration).clamp(0.0, 1.0) * last as f32;
+        let u = (t / duration).clamp(0.0, 1.0) * last as f32;
         let f0 = (u.floor() as u32).min(last);
         (f0, (f0 + 1).min(last), u - u.floor())
     };
     (clip.first_frame + f0, clip.first_frame + f1, frac)
 }
+
+/// The smallest duration [`sample`] and the shader divide by (`max(duration, 1e-6)` in GLSL).
+pub const MIN_SAMPLED_DURATION: f32 = 1e-6;
 
 /// Floats per clip in [`pack_clip_table`]'s output.
 pub const CLIP_TABLE_STRIDE: usize = 4;
@@ -237,6 +261,30 @@ mod tests {
     }
 
     #[test]
+    fn zero_length_clips_are_one_frame_poses() {
+        let clips = plan_clips(&[
+            spec("walk", 1.0, 30.0, true),
+            spec("TPose", 0.0, 30.0, true),
+            spec("jump", 0.5, 30.0, false),
+        ])
+        .unwrap();
+        let pose = &clips[1];
+        assert!(pose.is_pose() && !clips[0].is_pose());
+        assert_eq!((pose.first_frame, pose.frame_count), (30, 1));
+        assert!(!pose.looped, "a pose never loops");
+        assert_eq!(pose.fps, 0.0);
+        assert_eq!(pose.frame_time(0), 0.0);
+        assert_eq!(
+            clips[2].first_frame, 31,
+            "the next clip follows the pose's one frame"
+        );
+        // Playback holds the one frame whatever the time (the shader guards the zero duration).
+        for t in [0.0, 0.5, 7.0, -1.0] {
+            assert_eq!(sample(pose, t), (30, 30, 0.0));
+        }
+    }
+
+    #[test]
     fn frame_times() {
         let clips = walk_and_jump();
         assert_eq!(clips[1].frame_time(0), 0.0);
@@ -249,12 +297,12 @@ mod tests {
     fn rejects_bad_specs() {
         assert_eq!(plan_clips(&[]), Err(VatError::NoClips));
         assert_eq!(
-            plan_clips(&[spec("z", 0.0, 30.0, true)]),
-            Err(VatError::ZeroLengthClip { clip: "z".into() })
+            plan_clips(&[spec("z", -1.0, 30.0, true)]),
+            Err(VatError::BadDuration { clip: "z".into() })
         );
         assert!(matches!(
             plan_clips(&[spec("z", f32::NAN, 30.0, true)]),
-            Err(VatError::ZeroLengthClip { .. })
+            Err(VatError::BadDuration { .. })
         ));
         assert_eq!(
             plan_clips(&[spec("f", 1.0, -5.0, true)]),

@@ -18,8 +18,8 @@ pub enum VatError {
         /// The name that was asked for.
         name: String,
     },
-    /// A clip's duration is zero, negative or not finite.
-    ZeroLengthClip {
+    /// A clip's duration is negative or not finite.
+    BadDuration {
         /// The clip's name.
         clip: String,
     },
@@ -119,9 +119,9 @@ impl fmt::Display for VatError {
             NoMeshes => write!(f, "no mesh with vertices was found to bake"),
             NoClips => write!(f, "no animation clip was given; at least one is needed to bake"),
             UnknownClip { name } => write!(f, "there is no baked clip named '{name}'"),
-            ZeroLengthClip { clip } => write!(
+            BadDuration { clip } => write!(
                 f,
-                "clip '{clip}' has zero, negative or non-finite length; it cannot be baked"
+                "clip '{clip}' has a negative or non-finite length; it cannot be baked"
             ),
             BadFps { clip, fps } => write!(
                 f,
@@ -171,12 +171,12 @@ mod tests {
 
     #[test]
     fn display_names_what_and_where() {
-        let e = VatError::ZeroLengthClip {
+        let e = VatError::BadDuration {
             clip: "walk".into(),
         };
         assert_eq!(
             e.to_string(),
-            "clip 'walk' has zero, negative or non-finite length; it cannot be baked"
+            "clip 'walk' has a negative or non-finite length; it cannot be baked"
         );
         let e = VatError::BoneOutOfRange {
             mesh: "Body".into(),

@@ -7,6 +7,7 @@
 //! * [`mod@encode`]: pack the frames into vertex animation texture bytes (f16 or f32, octahedral
 //!   normals) and decode them as the shader does.
 //! * [`crowd`]: pack per-actor and per-instance records into data textures.
+//! * [`motion`]: tell a frozen bake from a moving one; root velocity and in-place offsets.
 //! * [`clock`]: keep the shader's f32 time small with an f64 clock that rebases.
 //!
 //! [`layout`] holds the constants the shader shares; [`half`] the f16 conversions; [`octahedral`]
@@ -23,6 +24,7 @@ pub mod encode;
 pub mod error;
 pub mod half;
 pub mod layout;
+pub mod motion;
 pub mod octahedral;
 pub mod skin;
 pub mod slots;

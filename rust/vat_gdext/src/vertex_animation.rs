@@ -12,13 +12,15 @@ use godot::prelude::*;
 use vat_core::clip::{Clip, ClipSpec};
 use vat_core::encode::{Bounds, EncodedVat, EncodingParams, Precision, VatLayout};
 
-use crate::bake::{collect, output, sample, scene};
+use crate::bake::{collect, output, root_motion, sample, scene};
 use crate::convert;
 
 /// Floats per clip in the stored clip table: first frame, frame count, fps, duration, looped.
 const CLIP_STRIDE: usize = 5;
 /// Clips this short are Godot's clamped "zero length" (Animation's minimum is 0.001 s).
 const MIN_CLIP_LENGTH: f32 = 0.0011;
+/// `root_motion` value that removes the root's horizontal drift.
+const ROOT_MOTION_IN_PLACE: i32 = 1;
 
 /// A character baked into vertex animation textures.
 ///
@@ -62,12 +64,21 @@ pub struct VertexAnimation {
     /// mipmaps; each is converted to the first one's size and to RGBA8.
     #[export]
     texture_variations: Array<Option<Gd<Texture2D>>>,
+    /// Root motion of walk and run clips: Keep bakes the root bone's travel as the source has it;
+    /// In Place takes its horizontal drift over each clip out (its sway and vertical bob stay), so
+    /// game code moves the actors, for example at `get_clip_root_velocity(clip)`.
+    #[export(enum = (Keep = 0, InPlace = 1))]
+    root_motion: i32,
+    /// The root bone for root motion. Empty: the AnimationPlayer's `root_motion_track` when it
+    /// names a bone, else the first bone that a baked clip carries across the floor.
+    #[export]
+    root_motion_bone: StringName,
     /// Bakes `source_scene` now and saves this resource if it has a file.
     #[export_tool_button(fn = Self::bake_from_inspector, name = "Bake", icon = "Bake")]
     bake_button: PhantomVar<Callable>,
 
     /// Baked: the combined render mesh (all baked MeshInstance3Ds, surfaces and materials kept;
-    /// each vertex's VAT column in CUSTOM0).
+    /// each vertex's VAT column in the custom channel `column_channel`).
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     mesh: Option<Gd<ArrayMesh>>,
     /// Baked: vertex positions of every frame (RGBAH or RGBAF, linear layout).
@@ -110,6 +121,14 @@ pub struct VertexAnimation {
     /// Baked: precision the textures were written with (0 half, 1 float).
     #[var(pub, usage_flags = [STORAGE, READ_ONLY])]
     baked_precision: i32,
+    /// Baked: per clip, the average velocity of the root bone (units per second, character root
+    /// space, measured before any in-place removal); see `get_clip_root_velocity`.
+    #[var(pub, usage_flags = [STORAGE, READ_ONLY])]
+    clip_root_velocities: PackedVector3Array,
+    /// Baked: which custom vertex channel (0-3: CUSTOM0-CUSTOM3) of `mesh` holds each vertex's VAT
+    /// column; the first one the source meshes leave free. Shaders read it through `VAT_COLUMN`.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    column_channel: i32,
 
     cache: Option<EncodedVat>,
     stats: VarDictionary,
@@ -218,6 +237,19 @@ impl VertexAnimation {
             }
             None => 0.0,
         }
+    }
+
+    /// The average velocity of the root bone over `clip` (units per second, in the character root's
+    /// space, measured before any in-place removal): move an actor playing an in-place walk at
+    /// this speed and its feet stay on the ground. Zero for clips without root motion.
+    #[func]
+    pub fn get_clip_root_velocity(&self, clip: i32) -> Vector3 {
+        if self.clip_checked(clip).is_none() {
+            return Vector3::ZERO;
+        }
+        self.clip_root_velocities
+            .get(clip as usize)
+            .unwrap_or(Vector3::ZERO)
     }
 
     /// Bounds of `clip` over its frames.
@@ -448,12 +480,57 @@ impl VertexAnimation {
         VatLayout::new(character.vertex_count() as u32, total_frames)
             .map_err(|e| format!("{e} (in '{scene_name}')"))?;
 
+        let anims = clips
+            .iter()
+            .map(|c| {
+                player
+                    .get_animation(c.name.as_str())
+                    .map(|a| (a, c.duration))
+                    .ok_or_else(|| {
+                        format!("clip '{}' of '{scene_name}' could not be loaded", c.name)
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let root_bone = root_motion::find_root_bone(
+            root,
+            &character.skeletons,
+            &player,
+            &self.root_motion_bone.to_string(),
+            &anims,
+        )
+        .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        let in_place = self.root_motion == ROOT_MOTION_IN_PLACE;
         let mut frames = Vec::with_capacity(total_frames as usize);
-        for (i, clip) in clips.iter().enumerate() {
-            frames.extend(sample::sample_clip(&mut character, root, &mut player, clip));
+        let mut velocities = Vec::with_capacity(clips.len());
+        let mut moving_clips = 0;
+        for (i, (clip, (anim, _))) in clips.iter().zip(&anims).enumerate() {
+            let sampled = sample::sample_clip(
+                &mut character,
+                root,
+                &mut player,
+                clip,
+                anim,
+                &sample::RootMotion {
+                    bone: root_bone.as_ref(),
+                    in_place,
+                },
+            );
+            if vat_core::motion::frames_vary(&sampled.frames) {
+                moving_clips += 1;
+            }
+            frames.extend(sampled.frames);
+            velocities.push(sampled.root_velocity);
             self.signals()
                 .bake_progress()
                 .emit(i as i32 + 1, clips.len() as i32);
+        }
+        // The failure this catches is silent otherwise: Godot did not pose the character (it was
+        // not in a running tree, or something froze it), and every frame is the rest pose.
+        if moving_clips == 0 && anims.iter().any(|(a, _)| sample::animation_moves(a)) {
+            return Err(format!(
+                "the clips of '{scene_name}' animate it, but none of its {} sampled frames moves: Godot did not pose the character (is the SceneTree running? is the AnimationPlayer active?); nothing was baked",
+                frames.len()
+            ));
         }
         let t_sampled = Instant::now();
 
@@ -461,10 +538,14 @@ impl VertexAnimation {
         let skinned = vat_core::skin::skin_frames(&sources, &frames, &|f| labels[f].clone())
             .map_err(|e| format!("{e} (in '{scene_name}')"))?;
         let t_skinned = Instant::now();
-        let precision = if self.precision == 1 {
-            Precision::Float
-        } else {
-            Precision::Half
+        let precision = match self.precision {
+            0 => Precision::Half,
+            1 => Precision::Float,
+            p => {
+                return Err(format!(
+                    "precision is {p}; it must be 0 (Half) or 1 (Float)"
+                ))
+            }
         };
         let vat = vat_core::encode::encode(&skinned, &clips, precision, self.bake_normals)
             .map_err(|e| format!("{e} (in '{scene_name}')"))?;
@@ -472,7 +553,11 @@ impl VertexAnimation {
 
         let textures: Vec<_> = self.texture_variations.iter_shared().collect();
         let variations = output::variations(&textures, &self.name_for_messages())?;
-        self.mesh = Some(output::combined_mesh(&character, &vat));
+        let (mesh, column_channel) = output::combined_mesh(&character, &vat)
+            .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        self.mesh = Some(mesh);
+        self.column_channel = column_channel;
+        self.clip_root_velocities = velocities.iter().map(|v| convert::to_vector3(*v)).collect();
         self.position_texture = Some(output::position_texture(&vat));
         self.normal_texture = output::normal_texture(&vat);
         self.clip_texture = Some(output::clip_texture(&vat_core::clip::pack_clip_table(
@@ -496,7 +581,7 @@ impl VertexAnimation {
             ms(t_start, t_sampled),
             ms(t_sampled, t_skinned),
             ms(t_skinned, t_encoded),
-        );
+        ) + &bake_notes(&clips, root_bone.as_ref(), in_place, &velocities);
         let mut stats = VarDictionary::new();
         stats.set("vertices", vat.layout.vertex_count as i64);
         stats.set("frames", vat.layout.frame_count as i64);
@@ -542,6 +627,7 @@ impl VertexAnimation {
                 "the AnimationPlayer in '{scene_name}' has no animations: there is nothing to bake"
             ));
         }
+        let mut seen = std::collections::HashSet::new();
         names
             .iter()
             .map(|name| {
@@ -551,29 +637,45 @@ impl VertexAnimation {
                         available.join(", ")
                     ));
                 }
+                if !seen.insert(name.as_str()) {
+                    return Err(format!(
+                        "clip '{name}' is listed twice in clips; each clip bakes once"
+                    ));
+                }
                 let anim = player.get_animation(name.as_str()).ok_or_else(|| {
                     format!("clip '{name}' of '{scene_name}' could not be loaded")
                 })?;
-                let fps = self
-                    .clip_fps
-                    .get(name.as_str())
-                    .and_then(|v| v.try_to::<f64>().ok())
-                    .unwrap_or(self.fps);
-                // Godot clamps Animation.length to 0.001 s, so that is what "zero length" looks like.
-                if anim.get_length() <= MIN_CLIP_LENGTH {
-                    return Err(format!(
-                        "clip '{name}' of '{scene_name}' has zero length ({} s): there is no motion to bake",
-                        anim.get_length()
-                    ));
-                }
+                let fps = self.clip_rate(name)?;
+                // Godot clamps Animation.length to 0.001 s, so that is what a zero-length pose
+                // clip (a TPose, a death pose) looks like: it bakes as one frame.
+                let pose = anim.get_length() <= MIN_CLIP_LENGTH;
                 Ok(ClipSpec {
                     name: name.clone(),
-                    duration: anim.get_length(),
+                    duration: if pose { 0.0 } else { anim.get_length() },
                     fps: fps as f32,
                     looped: anim.get_loop_mode() != LoopMode::NONE,
                 })
             })
             .collect()
+    }
+
+    /// The sampling rate of clip `name`: its `clip_fps` entry when it has one, else `fps`.
+    fn clip_rate(&self, name: &str) -> Result<f64, String> {
+        let fps = match self.clip_fps.get(name) {
+            None => self.fps,
+            Some(v) => v.try_to::<f64>().map_err(|_| {
+                format!(
+                    "clip_fps['{name}'] is {v} ({:?}); it must be a number",
+                    v.get_type()
+                )
+            })?,
+        };
+        if !(fps.is_finite() && fps > 0.0) {
+            return Err(format!(
+                "the sampling rate of clip '{name}' is {fps} fps; it must be a positive finite number"
+            ));
+        }
+        Ok(fps)
     }
 
     fn store_tables(&mut self, clips: &[Clip], vat: &EncodedVat) {
@@ -608,6 +710,49 @@ impl VertexAnimation {
             Precision::Float => 1,
         };
     }
+}
+
+/// What a user should know about a bake beyond its sizes: poses baked as one frame, and the root
+/// bone with the clips it carries (kept or removed).
+fn bake_notes(
+    clips: &[Clip],
+    root_bone: Option<&root_motion::RootBone>,
+    in_place: bool,
+    velocities: &[glam::Vec3],
+) -> String {
+    let mut notes = String::new();
+    let poses: Vec<&str> = clips
+        .iter()
+        .filter(|c| c.is_pose())
+        .map(|c| c.name.as_str())
+        .collect();
+    if !poses.is_empty() {
+        notes += &format!(
+            "; {} zero-length clip(s) baked as one-frame poses: {}",
+            poses.len(),
+            poses.join(", ")
+        );
+    }
+    let moving = velocities
+        .iter()
+        .filter(|v| vat_core::motion::horizontal(**v).length() > 0.0)
+        .count();
+    match root_bone {
+        Some(bone) if moving > 0 => {
+            notes += &format!(
+                "; root bone {} travels in {moving} clip(s), {}",
+                bone.describe(),
+                if in_place {
+                    "removed (in place)"
+                } else {
+                    "kept"
+                }
+            )
+        }
+        _ if in_place => notes += "; root_motion is In Place but no bone travels: nothing removed",
+        _ => {}
+    }
+    notes
 }
 
 /// "clip 'walk' frame 3" for every global frame index, for error messages.

@@ -29,29 +29,62 @@ pub fn prepare(root: &Path, render: bool) -> Result<Session> {
     Ok(session)
 }
 
-/// RobotExpressive.glb from `$VAT_CROWD_ASSETS` or ../shared/assets into tests/assets_local/.
+/// Every character (`.glb`, `.gltf`) of `$VAT_CROWD_ASSETS` or ../shared/assets into
+/// tests/assets_local/, so a file added there is tested with no code change; copies that no longer
+/// have a source are removed.
 fn copy_assets(root: &Path) -> Result<()> {
     let dir = env_nonempty("VAT_CROWD_ASSETS")
         .map(PathBuf::from)
         .or_else(|| root.parent().map(|p| p.join("shared/assets")));
-    let Some(dir) = dir else { return Ok(()) };
-    let name = "RobotExpressive.glb";
-    let src = dir.join(name);
-    if !src.exists() {
-        println!(
-            "xtask: note: {} not found; tests that need it will skip (fail with CI=true)",
-            src.display()
-        );
-        return Ok(());
-    }
     let dst_dir = root.join("tests/assets_local");
+    let sources: Vec<PathBuf> = dir
+        .as_deref()
+        .and_then(|d| fs::read_dir(d).ok())
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.extension().is_some_and(|e| {
+                        e.eq_ignore_ascii_case("glb") || e.eq_ignore_ascii_case("gltf")
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if sources.is_empty() {
+        println!(
+            "xtask: note: no characters found in {}; tests that need them will skip (fail with CI=true)",
+            dir.map_or("../shared/assets".into(), |d| d.display().to_string())
+        );
+    }
     mkdirs(&dst_dir)?;
-    let dst = dst_dir.join(name);
-    let same =
-        fs::metadata(&dst).is_ok_and(|d| fs::metadata(&src).is_ok_and(|s| s.len() == d.len()));
-    if !same {
-        fs::copy(&src, &dst)?;
-        println!("xtask: copied {name} into tests/assets_local/");
+    for src in &sources {
+        let name = src.file_name().expect("a file has a name");
+        let dst = dst_dir.join(name);
+        let same =
+            fs::metadata(&dst).is_ok_and(|d| fs::metadata(src).is_ok_and(|s| s.len() == d.len()));
+        if !same {
+            fs::copy(src, &dst)?;
+            println!(
+                "xtask: copied {} into tests/assets_local/",
+                name.to_string_lossy()
+            );
+        }
+    }
+    for e in fs::read_dir(&dst_dir)?.flatten() {
+        let p = e.path();
+        let known = sources.iter().any(|s| s.file_name() == p.file_name());
+        let character = p
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("glb") || e.eq_ignore_ascii_case("gltf"));
+        if character && !known {
+            let _ = fs::remove_file(&p);
+            let _ = fs::remove_file(p.with_extension(format!(
+                "{}.import",
+                p.extension().unwrap_or_default().to_string_lossy()
+            )));
+        }
     }
     Ok(())
 }

@@ -21,6 +21,9 @@ pub struct SourceSurface {
     pub name: GString,
     /// Number of vertices.
     pub vertex_count: usize,
+    /// The source surface's format bits (`Mesh.ARRAY_FORMAT_*`, custom channel formats included);
+    /// 0 for meshes that are not ArrayMeshes (primitive meshes have no custom channels).
+    pub format: u64,
 }
 
 /// A skinned mesh's link to its skeleton: which bone each skin bind follows and its bind pose.
@@ -195,6 +198,10 @@ fn source_mesh(
                 .map(|am| am.surface_get_name(s))
                 .unwrap_or_default(),
             vertex_count: n,
+            format: mesh
+                .clone()
+                .try_cast::<ArrayMesh>()
+                .map_or(0, |am| am.surface_get_format(s).ord()),
         });
     }
 

@@ -6,5 +6,6 @@
 
 pub mod collect;
 pub mod output;
+pub mod root_motion;
 pub mod sample;
 pub mod scene;

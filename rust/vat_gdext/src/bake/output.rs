@@ -11,11 +11,31 @@ use vat_core::encode::{EncodedVat, Precision};
 use super::collect::Character;
 use crate::convert;
 
+/// Custom vertex channels a mesh surface has (CUSTOM0-CUSTOM3).
+const CUSTOM_CHANNELS: i32 = 4;
+
 /// Builds the combined render mesh: every baked mesh instance's surfaces in depth-first order,
-/// materials kept, vertex order kept, each vertex carrying its VAT column in CUSTOM0 (one float).
-/// Rest positions and normals are replaced by the first baked frame so the mesh previews in the
-/// editor in the character's space; bone and blend-shape data are dropped (they are baked in).
-pub fn combined_mesh(character: &Character, vat: &EncodedVat) -> Gd<ArrayMesh> {
+/// materials kept, vertex order kept, every array the source has kept (UV, UV2, colours, custom
+/// channels with their formats), and each vertex's VAT column in the first custom channel no
+/// source surface uses (one float). Rest positions and normals are replaced by the first baked
+/// frame so the mesh previews in the editor in the character's space; tangents, bone and
+/// blend-shape data are dropped (they are baked in). Returns the mesh and the column's channel.
+pub fn combined_mesh(
+    character: &Character,
+    vat: &EncodedVat,
+) -> Result<(Gd<ArrayMesh>, i32), String> {
+    let surfaces = || character.meshes.iter().flat_map(|m| &m.surfaces);
+    let used = |channel: i32| {
+        surfaces().any(|s| {
+            s.arrays
+                .get((ArrayType::CUSTOM0.ord() + channel) as usize)
+                .is_some_and(|v| !v.is_nil())
+        })
+    };
+    let channel = (0..CUSTOM_CHANNELS).find(|&c| !used(c)).ok_or_else(|| {
+        "every custom vertex channel (CUSTOM0-CUSTOM3) of the source meshes carries data, and the VAT column needs one free channel; free one in the source (e.g. fewer UV sets)".to_string()
+    })?;
+    let custom_mask = |c: i32| ArrayFormat::CUSTOM_MASK.ord() << custom_shift(c);
     let first = vat_core::encode::decode_frame(vat, 0);
     let first_normals = if vat.params.normals {
         vat_core::encode::decode_frame_normals(vat, 0)
@@ -23,45 +43,61 @@ pub fn combined_mesh(character: &Character, vat: &EncodedVat) -> Gd<ArrayMesh> {
         Vec::new()
     };
     let mut mesh = ArrayMesh::new_gd();
-    let flags = ArrayFormat::from_ord(
-        (ArrayCustomFormat::R_FLOAT.ord() as u64) << ArrayFormat::CUSTOM0_SHIFT.ord(),
-    );
     let mut column = 0usize;
-    for source in &character.meshes {
-        for surface in &source.surfaces {
-            let n = surface.vertex_count;
-            let range = column..column + n;
-            let mut arrays = surface.arrays.duplicate_shallow();
+    let mut added = 0;
+    for surface in surfaces() {
+        let n = surface.vertex_count;
+        let range = column..column + n;
+        let mut arrays = surface.arrays.duplicate_shallow();
+        arrays.set(
+            ArrayType::VERTEX.ord() as usize,
+            &convert::to_vector3s(&first[range.clone()]).to_variant(),
+        );
+        if !first_normals.is_empty() {
             arrays.set(
-                ArrayType::VERTEX.ord() as usize,
-                &convert::to_vector3s(&first[range.clone()]).to_variant(),
+                ArrayType::NORMAL.ord() as usize,
+                &convert::to_vector3s(&first_normals[range.clone()]).to_variant(),
             );
-            if !first_normals.is_empty() {
-                arrays.set(
-                    ArrayType::NORMAL.ord() as usize,
-                    &convert::to_vector3s(&first_normals[range.clone()]).to_variant(),
-                );
-            }
-            for dropped in [ArrayType::TANGENT, ArrayType::BONES, ArrayType::WEIGHTS] {
-                arrays.set(dropped.ord() as usize, &Variant::nil());
-            }
-            let columns: PackedFloat32Array = range.map(|c| c as f32).collect();
-            arrays.set(ArrayType::CUSTOM0.ord() as usize, &columns.to_variant());
-            column += n;
-            mesh.add_surface_from_arrays_ex(surface.primitive, &arrays)
-                .flags(flags)
-                .done();
-            let index = mesh.get_surface_count() - 1;
-            if let Some(material) = &surface.material {
-                mesh.surface_set_material(index, material);
-            }
-            if !surface.name.is_empty() {
-                mesh.surface_set_name(index, &surface.name);
-            }
+        }
+        for dropped in [ArrayType::TANGENT, ArrayType::BONES, ArrayType::WEIGHTS] {
+            arrays.set(dropped.ord() as usize, &Variant::nil());
+        }
+        let columns: PackedFloat32Array = range.map(|c| c as f32).collect();
+        arrays.set(
+            (ArrayType::CUSTOM0.ord() + channel) as usize,
+            &columns.to_variant(),
+        );
+        column += n;
+        // The source's custom channel formats (the arrays' types depend on them), plus the column.
+        let kept = (0..CUSTOM_CHANNELS)
+            .filter(|&c| c != channel)
+            .fold(0, |bits, c| bits | (surface.format & custom_mask(c)));
+        let column_bits = (ArrayCustomFormat::R_FLOAT.ord() as u64) << custom_shift(channel);
+        mesh.add_surface_from_arrays_ex(surface.primitive, &arrays)
+            .flags(ArrayFormat::from_ord(kept | column_bits))
+            .done();
+        added += 1;
+        let index = mesh.get_surface_count() - 1;
+        if mesh.get_surface_count() != added {
+            return Err(format!(
+                "Godot refused surface '{}' of the combined mesh (see the error above)",
+                surface.name
+            ));
+        }
+        if let Some(material) = &surface.material {
+            mesh.surface_set_material(index, material);
+        }
+        if !surface.name.is_empty() {
+            mesh.surface_set_name(index, &surface.name);
         }
     }
     mesh.set_custom_aabb(convert::to_aabb(&vat.bounds));
-    mesh
+    Ok((mesh, channel))
+}
+
+/// Bit offset of custom channel `c`'s format in a surface format.
+fn custom_shift(c: i32) -> u64 {
+    ArrayFormat::CUSTOM0_SHIFT.ord() + c as u64 * ArrayFormat::CUSTOM_BITS.ord()
 }
 
 /// The position texture: RGBAH or RGBAF, laid out as `vat_core::encode::VatLayout` says.

@@ -1,37 +1,68 @@
 //! Sampling a character's poses for every frame of a clip, exactly as Godot poses it.
 
-use godot::classes::{AnimationPlayer, BoneAttachment3D, Node, Node3D, Skeleton3D};
+use godot::classes::{Animation, AnimationPlayer, BoneAttachment3D, Node, Skeleton3D};
 use godot::prelude::*;
 use vat_core::clip::Clip;
 use vat_core::skin::MeshFrame;
 
 use super::collect::Character;
+use super::root_motion::{root_inverse, RootBone};
 use crate::convert;
 
-/// Poses the character at every frame of `clip` and records, per mesh, its transform relative to
-/// the character root, its skin matrices and its blend-shape weights.
+/// How a clip's root motion is handled while sampling it.
+pub struct RootMotion<'a> {
+    /// The root bone, if the character has one that travels.
+    pub bone: Option<&'a RootBone>,
+    /// Take the root's horizontal drift out of every frame.
+    pub in_place: bool,
+}
+
+/// A clip's sampled poses and its average root velocity (character root space, measured before
+/// any removal).
+pub struct SampledClip {
+    /// Per frame, per mesh: transform relative to the character root, skin matrices, blend weights.
+    pub frames: Vec<Vec<MeshFrame>>,
+    /// Average root velocity over the clip (zero without a root bone).
+    pub root_velocity: glam::Vec3,
+}
+
+/// Poses the character at every frame of `clip` (the player's animation `anim`) and records, per
+/// mesh, its transform relative to the character root, its skin matrices and its blend-shape
+/// weights.
 pub fn sample_clip(
     character: &mut Character,
     root: &Gd<Node>,
     player: &mut Gd<AnimationPlayer>,
     clip: &Clip,
-) -> Vec<Vec<MeshFrame>> {
+    anim: &Gd<Animation>,
+    root_motion: &RootMotion,
+) -> SampledClip {
     // Start every clip from the rest pose so nothing a previous clip keyed leaks into this one.
     for skeleton in character.skeletons.iter_mut() {
         skeleton.reset_bone_poses();
     }
     player.play_ex().name(clip.name.as_str()).done();
+    let mut root_velocity = glam::Vec3::ZERO;
     let frames = (0..clip.frame_count)
         .map(|k| {
-            player
-                .seek_ex(f64::from(clip.frame_time(k)))
-                .update(true)
-                .done();
+            let t = clip.frame_time(k);
+            player.seek_ex(f64::from(t)).update(true).done();
+            if let Some(bone) = root_motion.bone {
+                if k == 0 && !clip.is_pose() {
+                    root_velocity = bone.clip_velocity(root, player, anim, clip.duration);
+                }
+                if root_motion.in_place {
+                    bone.move_back(root, root_velocity, t);
+                }
+            }
             pose_now(character, root)
         })
         .collect();
     player.stop();
-    frames
+    SampledClip {
+        frames,
+        root_velocity,
+    }
 }
 
 /// Reads the current pose of every mesh.
@@ -45,11 +76,7 @@ fn pose_now(character: &mut Character, root: &Gd<Node>) -> Vec<MeshFrame> {
         place_attachment(attachment);
     }
     // Relative to the character root, so motion of the root itself is not baked in.
-    let root_inv = root
-        .clone()
-        .try_cast::<Node3D>()
-        .map(|r| convert::affine(r.get_global_transform()).inverse())
-        .unwrap_or(glam::Affine3A::IDENTITY);
+    let root_inv = root_inverse(root);
     character
         .meshes
         .iter()
@@ -98,4 +125,26 @@ fn place_attachment(attachment: &mut Gd<BoneAttachment3D>) {
             attachment.set_global_transform(global);
         }
     }
+}
+
+/// Whether `anim` moves anything a bake can see: a position, rotation, scale, blend-shape or
+/// value track with two keys of different values.
+pub fn animation_moves(anim: &Gd<Animation>) -> bool {
+    use godot::classes::animation::TrackType;
+    (0..anim.get_track_count()).any(|t| {
+        let kind = anim.track_get_type(t);
+        let moving_kind = [
+            TrackType::POSITION_3D,
+            TrackType::ROTATION_3D,
+            TrackType::SCALE_3D,
+            TrackType::BLEND_SHAPE,
+            TrackType::VALUE,
+        ]
+        .contains(&kind);
+        let keys = anim.track_get_key_count(t);
+        moving_kind && keys > 1 && {
+            let first = anim.track_get_key_value(t, 0);
+            (1..keys).any(|k| anim.track_get_key_value(t, k) != first)
+        }
+    })
 }

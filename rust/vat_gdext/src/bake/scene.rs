@@ -26,6 +26,13 @@ impl Instance {
         let mut tree_root = tree
             .get_root()
             .ok_or_else(|| "the SceneTree has no root window".to_string())?;
+        // In a SceneTree script's `_initialize` the root window has not entered the tree yet, and
+        // Godot neither animates nor places nodes outside it: every frame would be the rest pose.
+        if !tree_root.is_inside_tree() {
+            return Err(format!(
+                "cannot pose '{scene_name}': the SceneTree is not running yet (bake() was called from a SceneTree script's _initialize, before the root entered the tree, where Godot neither animates nor places nodes); call bake() after `await process_frame`, or from a deferred call"
+            ));
+        }
         tree_root.add_child(&root);
         if let Ok(mut n3) = root.clone().try_cast::<Node3D>() {
             // Bake in the character's own space, wherever the scene's root was saved.

@@ -86,6 +86,7 @@ pub fn bind_animation(material: &mut Gd<ShaderMaterial>, animation: &Gd<VertexAn
     );
     material.set_shader_parameter("vat_clips", &a.get_clip_texture().to_variant());
     material.set_shader_parameter("vat_vertex_count", &a.get_vertex_count().to_variant());
+    material.set_shader_parameter("vat_column_channel", &a.get_column_channel().to_variant());
     material.set_shader_parameter("vat_offset", &a.get_encoding_offset().to_variant());
     material.set_shader_parameter("vat_scale", &a.get_encoding_scale().to_variant());
     if let Some(v) = a.get_variations() {

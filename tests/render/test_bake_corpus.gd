@@ -1,0 +1,266 @@
+# The bake of every character we have, against Godot's own posing and its own skeletal render.
+#
+# Characters: every .glb that `cargo xtask test` copied from ../shared/assets into
+# res://assets_local/ (a file dropped there is tested with no code change), the generated soldier
+# and QuirkyCharacter (an armature scaled and rotated, seven UV sets, a vertex-coloured part, root
+# motion and a zero-length clip). Each is baked twice with the same clips (all of them, or for a
+# character with more than MAX_CLIPS, MAX_CLIPS spread over the list plus every zero-length one):
+# - by the command line: bake.gd in a separate headless Godot (`--script`), half precision;
+# - by VertexAnimation.bake() in this running scene, float precision.
+# Both are compared at FRAMES_PER_CLIP frames of every clip with Godot's posing of the same scene
+# at get_frame_time (bake_mesh_from_current_skeleton_pose for skinned meshes, the blend-shape mix
+# for morphed ones, the node transform for rigid ones): vertex error relative to the bounds'
+# diagonal, normal error in degrees, and motion: wherever Godot moves a vertex between two of the
+# compared frames, the baked frames must move it too. Then one AnimatedMeshInstance render per
+# character (its first moving clip, half-way between two baked frames) against its skeletal render.
+extends VatTest
+
+const MAX_CLIPS := 12
+const FRAMES_PER_CLIP := 5
+const HALF_TOLERANCE := 2e-3
+const FLOAT_TOLERANCE := 1e-4
+const NORMAL_DEGREES := 3.0
+## Godot moving a vertex by more than this share of the diagonal between two compared frames
+## counts as motion the bake must show (at least half of it).
+const MOTION_SHARE := 1e-2
+const QUIRKY := "res://generated/quirky.tscn"
+const CLI_OUT := "user://corpus_cli"
+
+
+func cases_corpus() -> Array:
+	var out := []
+	for f in DirAccess.get_files_at("res://assets_local"):
+		if f.get_extension().to_lower() in ["glb", "gltf"]:
+			out.append(f)
+	out.sort()
+	out.append_array(["soldier", "quirky"])
+	return out
+
+
+func _scene_path(case: String) -> String:
+	match case:
+		"soldier":
+			return "res://generated/soldier.tscn"
+		"quirky":
+			var err := QuirkyCharacter.save(QUIRKY)
+			check_eq(err, OK, "the generated character saves")
+			return QUIRKY
+		_:
+			return "res://assets_local/".path_join(case)
+
+
+## All clips but RESET; above MAX_CLIPS, MAX_CLIPS spread over the list plus every zero-length one.
+func _pick_clips(player: AnimationPlayer) -> PackedStringArray:
+	var all := PackedStringArray()
+	for n in player.get_animation_list():
+		if n != "RESET" and not n.ends_with("/RESET"):
+			all.append(n)
+	if all.size() <= MAX_CLIPS:
+		return all
+	var picked := PackedStringArray()
+	for n in all:
+		if player.get_animation(n).length <= 0.0011:
+			picked.append(n)
+	var step := float(all.size() - 1) / float(MAX_CLIPS - 1)
+	for i in MAX_CLIPS:
+		var n := all[int(round(i * step))]
+		if not picked.has(n):
+			picked.append(n)
+	return picked
+
+
+## Bakes `scene_path` with bake.gd in a separate headless Godot and loads the result.
+func _cli_bake(case: String, scene_path: String, clips: PackedStringArray) -> VertexAnimation:
+	DirAccess.make_dir_recursive_absolute(ProjectSettings.globalize_path(CLI_OUT))
+	var out := CLI_OUT.path_join(case.get_basename() + ".res")
+	var args := ["--headless", "--path", ProjectSettings.globalize_path("res://"),
+		"--script", "res://addons/vat_crowd/bake.gd", "--",
+		"--source", scene_path, "--out", out, "--clips", ",".join(clips), "--precision", "half"]
+	var log := []
+	var code := OS.execute(OS.get_executable_path(), args, log, true)
+	var text: String = "\n".join(log)
+	if not check_eq(code, 0, "bake.gd exits 0 for %s (output: %s)" % [case, text.right(1500)]):
+		return null
+	check(not text.contains("is_inside_tree"), "bake.gd posed %s inside the running tree" % case)
+	check(not text.contains("ERROR"), "bake.gd printed no error for %s: %s" % [case, text.right(1500)])
+	return ResourceLoader.load(out, "", ResourceLoader.CACHE_MODE_IGNORE) as VertexAnimation
+
+
+func _meshes_of(root: Node) -> Array:
+	var out := []
+	for n in root.find_children("*", "MeshInstance3D", true, false):
+		if n.is_visible_in_tree() and n.mesh != null and n.mesh.get_surface_count() > 0:
+			out.append(n)
+	return out
+
+
+## Godot's own posing of every baked vertex, in the character root's space.
+func _godot_pose(character: Node3D) -> Dictionary:
+	var points := PackedVector3Array()
+	var normals := PackedVector3Array()
+	var inv := character.global_transform.affine_inverse()
+	for mi: MeshInstance3D in _meshes_of(character):
+		var mesh: Mesh = mi.mesh
+		var skinned: bool = mi.skin != null or (mesh is ArrayMesh and mesh.surface_get_format(0) & Mesh.ARRAY_FORMAT_BONES)
+		if skinned:
+			mesh = mi.bake_mesh_from_current_skeleton_pose()
+		elif mi.get_blend_shape_count() > 0:
+			mesh = mi.bake_mesh_from_current_blend_shape_mix()
+		var xf := inv * mi.global_transform
+		var nb := xf.basis.inverse().transposed()
+		for s in mesh.get_surface_count():
+			var arrays := mesh.surface_get_arrays(s)
+			for v in arrays[Mesh.ARRAY_VERTEX]:
+				points.append(xf * v)
+			var ns = arrays[Mesh.ARRAY_NORMAL]
+			if ns == null or ns.size() != arrays[Mesh.ARRAY_VERTEX].size():
+				for v in arrays[Mesh.ARRAY_VERTEX]:
+					normals.append(Vector3.ZERO)
+			else:
+				for n in ns:
+					normals.append((nb * n).normalized())
+	return {"points": points, "normals": normals}
+
+
+func test_each_corpus(case: String) -> void:
+	var path := _scene_path(case)
+	var scene := load(path) as PackedScene
+	if not check(scene != null, "%s loads as a scene" % path):
+		return
+	var character := scene.instantiate() as Node3D
+	root.add_child(character)
+	var players := character.find_children("*", "AnimationPlayer", true, false)
+	if not check(players.size() > 0, "%s has an AnimationPlayer" % case):
+		return
+	var player: AnimationPlayer = players[0]
+	var clips := _pick_clips(player)
+
+	var game := VertexAnimation.new()
+	game.source_scene = scene
+	game.clips = clips
+	game.precision = 1
+	if not check_eq(game.bake(), OK, "%s: VertexAnimation.bake() in a running scene" % case):
+		return
+	var cli := _cli_bake(case, path, clips)
+	if not check(cli != null and cli.is_baked(), "%s: the command-line bake loads and is baked" % case):
+		return
+	check_eq(cli.get_clip_names(), game.get_clip_names(), "%s: both bakes have the same clips" % case)
+	var bakes := {"game/float": [game, FLOAT_TOLERANCE], "cli/half": [cli, HALF_TOLERANCE]}
+	var diag: float = game.get_bounds().size.length()
+	var worst := {}
+	for key in bakes:
+		worst[key] = {"pos": 0.0, "deg": 0.0, "where": "", "nwhere": "", "frozen": 0}
+	var compared := 0
+	for c in game.get_clip_count():
+		var clip_name: String = game.get_clip_names()[c]
+		var n: int = game.get_clip_frame_count(c)
+		check_eq(cli.get_clip_frame_count(c), n, "%s %s: both bakes have the same frames" % [case, clip_name])
+		var picks := []
+		for k in mini(FRAMES_PER_CLIP, n):
+			var f := 0 if n == 1 else int(round(float(k) * (n - 1) / (mini(FRAMES_PER_CLIP, n) - 1)))
+			if not picks.has(f):
+				picks.append(f)
+		var prev_truth := PackedVector3Array()
+		var prev_ours := {}
+		for f: int in picks:
+			for skel in character.find_children("*", "Skeleton3D", true, false):
+				skel.reset_bone_poses()
+			player.play(clip_name)
+			player.seek(game.get_frame_time(c, f), true)
+			player.pause()
+			await frames(2)
+			var truth := _godot_pose(character)
+			var pts: PackedVector3Array = truth["points"]
+			compared += 1
+			for key in bakes:
+				var va: VertexAnimation = bakes[key][0]
+				var ours := va.decode_frame(c, f)
+				var our_normals := va.decode_frame_normals(c, f)
+				if not check_eq(ours.size(), pts.size(), "%s %s: vertex count" % [case, key]):
+					return
+				var w: Dictionary = worst[key]
+				for i in ours.size():
+					var e := ours[i].distance_to(pts[i])
+					if e > w["pos"]:
+						w["pos"] = e
+						w["where"] = "%s frame %d vertex %d" % [clip_name, f, i]
+					var tn: Vector3 = truth["normals"][i]
+					if tn.length() > 0.5:
+						var deg := rad_to_deg(our_normals[i].angle_to(tn))
+						if deg > w["deg"]:
+							w["deg"] = deg
+							w["nwhere"] = "%s frame %d vertex %d" % [clip_name, f, i]
+				if not prev_truth.is_empty():
+					var before: PackedVector3Array = prev_ours[key]
+					for i in ours.size():
+						var moved := pts[i].distance_to(prev_truth[i])
+						if moved > MOTION_SHARE * diag and ours[i].distance_to(before[i]) < 0.5 * moved:
+							w["frozen"] += 1
+				prev_ours[key] = ours
+			prev_truth = pts
+	for key in bakes:
+		var w: Dictionary = worst[key]
+		var tol: float = bakes[key][1]
+		print("    %s %s: %d frames, max vertex error %s of the diagonal (%s), max normal error %.2f deg (%s), %d frozen vertex moves" % [
+			case, key, compared, w["pos"] / diag, w["where"], w["deg"], w["nwhere"], w["frozen"]])
+		check(w["pos"] <= tol * diag, "%s %s: max vertex error %s of the diagonal <= %s (%s)" % [case, key, w["pos"] / diag, tol, w["where"]])
+		check(w["deg"] <= NORMAL_DEGREES, "%s %s: max normal error %.2f deg <= %.1f (%s)" % [case, key, w["deg"], NORMAL_DEGREES, w["nwhere"]])
+		check_eq(w["frozen"], 0, "%s %s: vertices Godot moves that the bake leaves in place" % [case, key])
+	character.free()
+	await _check_render(case, scene, game)
+
+
+## The first clip whose frames move, drawn half-way between two baked frames by
+## AnimatedMeshInstance and by the character's own skeletal render.
+func _check_render(case: String, scene: PackedScene, va: VertexAnimation) -> void:
+	var clip := -1
+	for c in va.get_clip_count():
+		if va.get_clip_frame_count(c) > 2 and va.decode_frame(c, 0) != va.decode_frame(c, va.get_clip_frame_count(c) / 2):
+			clip = c
+			break
+	if not check(clip >= 0, "%s has a clip that moves" % case):
+		return
+	var clip_name: String = va.get_clip_names()[clip]
+	var t := va.get_frame_time(clip, va.get_clip_frame_count(clip) / 2) + 0.5 / va.get_clip_frame_rate(clip)
+	var box := va.get_bounds()
+	var center := box.get_center()
+	var env := WorldEnvironment.new()
+	env.environment = Environment.new()
+	env.environment.background_mode = Environment.BG_COLOR
+	env.environment.background_color = Color(0.1, 0.1, 0.12)
+	env.environment.ambient_light_source = Environment.AMBIENT_SOURCE_COLOR
+	env.environment.ambient_light_color = Color(0.3, 0.3, 0.3)
+	root.add_child(env)
+	var sun := DirectionalLight3D.new()
+	sun.rotation_degrees = Vector3(-50, 30, 0)
+	root.add_child(sun)
+	var cam := Camera3D.new()
+	root.add_child(cam)
+	cam.look_at_from_position(center + Vector3(0.5, 0.25, 0.9).normalized() * box.size.length() * 1.05, center)
+	cam.current = true
+	var skeletal := scene.instantiate() as Node3D
+	root.add_child(skeletal)
+	var player: AnimationPlayer = skeletal.find_children("*", "AnimationPlayer", true, false)[0]
+	player.play(clip_name)
+	player.seek(t, true)
+	player.pause()
+	var a := await capture()
+	skeletal.queue_free()
+	var crowd := AnimatedMeshInstance.new()
+	crowd.animation = va
+	crowd.paused = true
+	root.add_child(crowd)
+	crowd.time = 0.0
+	crowd.add_instance(Transform3D.IDENTITY, clip)
+	crowd.time = t
+	crowd.submit()
+	var b := await capture()
+	crowd.queue_free()
+	await frames(1)
+	var d := image_diff(a, b)
+	var name := "corpus_%s_%s_%.3f" % [case.get_basename(), clip_name.validate_filename(), t]
+	save_png(a, name + "_skeletal")
+	save_png(b, name + "_vat")
+	print("    %s render: mean %.3f/255, %.4f%% over 32/255" % [name, d["mean_abs"], d["frac_over_32"] * 100.0])
+	check(d["mean_abs"] <= 1.5, "%s: mean abs diff %.3f <= 1.5/255" % [name, d["mean_abs"]])
+	check(d["frac_over_32"] <= 0.005, "%s: %.4f%% pixels off by > 32/255 <= 0.5%%" % [name, d["frac_over_32"] * 100.0])
