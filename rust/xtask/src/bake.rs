@@ -11,40 +11,24 @@ use crate::build::{self, target_dir};
 use crate::godot::{problems, Session};
 use crate::util::{absolute, mkdirs, repo_root, Result};
 
-/// Bakes `source` into `out` (default: beside the source, `NAME.vat.res`).
-pub fn bake(source: &Path, out: Option<&Path>) -> Result<ExitCode> {
+/// Bakes `source` into `out` (default: beside the source, `NAME.vat.res`), with the release build
+/// of the extension (`release`) or the debug one.
+pub fn bake(source: &Path, out: Option<&Path>, release: bool) -> Result<ExitCode> {
     let source = absolute(source);
     if !source.is_file() {
         bail!("bake: {} is not a file", source.display());
     }
-    let file_name = source.file_name().expect("a file has a name").to_owned();
     let out = match out {
         Some(o) => absolute(o),
         None => source.with_extension("vat.res"),
     };
     let plain = Session::plain()?;
-    build::build(true, None)?;
+    build::build(release, None)?;
 
     let project = target_dir().join(format!("bake/project-{}", std::process::id()));
     let _ = fs::remove_dir_all(&project);
-    mkdirs(&project.join(".godot"))?;
-    fs::write(
-        project.join("project.godot"),
-        "config_version=5\n\n[application]\n\nconfig/name=\"vat_crowd bake\"\n",
-    )?;
-    fs::write(
-        project.join(".godot/extension_list.cfg"),
-        "res://addons/vat_crowd/vat_crowd.gdextension\n",
-    )?;
-    copy_dir(
-        &repo_root().join("addons/vat_crowd"),
-        &project.join("addons/vat_crowd"),
-    )?;
-    fs::copy(&source, project.join(&file_name))?;
-    if source.extension().is_some_and(|e| e == "gltf") {
-        // A .gltf names its buffers and images beside it.
-        copy_gltf_siblings(&source, &project)?;
-    }
+    make_project(&project, &source)?;
+    let file_name = source.file_name().expect("a file has a name").to_owned();
 
     let result = (|| -> Result<()> {
         plain.import(&project)?;
@@ -81,6 +65,33 @@ pub fn bake(source: &Path, out: Option<&Path>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A fresh Godot project at `project` with the addon (bin/ and shaders/ included) and a copy of
+/// `source` (and, for a .gltf, its sibling buffers and images) at its root.
+fn make_project(project: &Path, source: &Path) -> Result<()> {
+    mkdirs(&project.join(".godot"))?;
+    fs::write(
+        project.join("project.godot"),
+        "config_version=5\n\n[application]\n\nconfig/name=\"vat_crowd bake\"\n",
+    )?;
+    fs::write(
+        project.join(".godot/extension_list.cfg"),
+        "res://addons/vat_crowd/vat_crowd.gdextension\n",
+    )?;
+    copy_dir(
+        &repo_root().join("addons/vat_crowd"),
+        &project.join("addons/vat_crowd"),
+    )?;
+    fs::copy(
+        source,
+        project.join(source.file_name().expect("a file has a name")),
+    )?;
+    if source.extension().is_some_and(|e| e == "gltf") {
+        // A .gltf names its buffers and images beside it.
+        copy_gltf_siblings(source, project)?;
+    }
+    Ok(())
+}
+
 /// Copies a folder tree, following links (the addon's bin/ and shaders/ are real files).
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     mkdirs(to)?;
@@ -109,4 +120,83 @@ fn copy_gltf_siblings(source: &Path, project: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The unit tier's check of `cargo xtask bake` itself: bakes the smallest character of
+/// tests/assets_local/ with it (debug build), then, in a fresh project holding that file, the
+/// output and the addon, tests/lib/verify_bake.gd loads the output and requires every frame to
+/// equal a bake of the same file by VertexAnimation.bake() in a running game (which the render
+/// tier compares with Godot's own posing), and its clips to move. Skips (fails with CI=true)
+/// when there is no character.
+pub fn self_check(session: &Session, root: &Path) -> bool {
+    let assets = root.join("tests/assets_local");
+    let smallest = fs::read_dir(&assets)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("glb")))
+        .min_by_key(|p| fs::metadata(p).map(|m| m.len()).unwrap_or(u64::MAX));
+    let Some(source) = smallest else {
+        let ci = crate::util::env_nonempty("CI").is_some_and(|v| v != "false" && v != "0");
+        println!(
+            "{} xtask bake check: no .glb in tests/assets_local",
+            if ci { "FAIL" } else { "SKIP" }
+        );
+        return !ci;
+    };
+    let result = (|| -> Result<()> {
+        let out = target_dir().join("test_out/xtask_bake/baked.res");
+        let _ = fs::remove_file(&out);
+        if bake(&source, Some(&out), false)? != ExitCode::SUCCESS {
+            bail!("cargo xtask bake failed");
+        }
+        let project = target_dir().join(format!("bake/check-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&project);
+        make_project(&project, &source)?;
+        fs::copy(&out, project.join("baked.res"))?;
+        fs::copy(
+            root.join("tests/lib/verify_bake.gd"),
+            project.join("verify_bake.gd"),
+        )?;
+        session.import(&project)?;
+        let name = source.file_name().expect("a file").to_string_lossy();
+        let args: Vec<String> = [
+            "--headless",
+            "--path",
+            &project.display().to_string(),
+            "--script",
+            "res://verify_bake.gd",
+            "--",
+            "--baked",
+            "res://baked.res",
+            "--source",
+            &format!("res://{name}"),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let run = session.run(&args, Duration::from_secs(300))?;
+        for l in &run.lines {
+            if l.starts_with("verify_bake") {
+                println!("  {l}");
+            }
+        }
+        let problems = problems(&run, false);
+        let _ = fs::remove_dir_all(&project);
+        if !problems.is_empty() {
+            bail!("{}", problems.join("; "));
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => {
+            println!("PASS xtask bake check ({})", source.display());
+            true
+        }
+        Err(e) => {
+            println!("FAIL xtask bake check ({}): {e}", source.display());
+            false
+        }
+    }
 }

@@ -32,7 +32,9 @@ usage: cargo xtask <command>
   demo [--frames N] [-- ARGS]  run the demo: in a window with a DISPLAY, else offscreen, writing
                                target/demo/demo.png; ARGS go to the demo (e.g. --actors 1000)
   bench bake|update [--quick]  run a benchmark under the renderer and print a table
-  bake FILE.glb [OUT.res]      bake a scene file into a VertexAnimation resource
+  bake [--debug] FILE.glb [OUT.res]
+                               bake a scene file into a VertexAnimation resource (--debug: with
+                               the debug build of the extension instead of a release build)
   godot [--render] [--timeout S] -- ARGS...
                                run the provisioned Godot (--render: private Xvfb + lavapipe)
   provision [--render]         provision Godot (and the rendering libraries) and say where it is
@@ -73,11 +75,14 @@ fn dispatch(args: &[String]) -> Result<ExitCode> {
             }
             [] => Err("bench: say which: `bench bake` or `bench update`".into()),
         },
-        "bake" => match rest {
-            [file] => bake::bake(Path::new(file), None),
-            [file, out] => bake::bake(Path::new(file), Some(Path::new(out))),
-            _ => Err("usage: cargo xtask bake FILE.glb [OUT.res]".into()),
-        },
+        "bake" => {
+            let debug = rest.first().is_some_and(|a| a == "--debug");
+            match &rest[usize::from(debug)..] {
+                [file] => bake::bake(Path::new(file), None, !debug),
+                [file, out] => bake::bake(Path::new(file), Some(Path::new(out)), !debug),
+                _ => Err("usage: cargo xtask bake [--debug] FILE.glb [OUT.res]".into()),
+            }
+        }
         "godot" => cmd_godot(rest),
         "provision" => cmd_provision(rest),
         "help" | "--help" | "-h" => {

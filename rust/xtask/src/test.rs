@@ -114,6 +114,9 @@ pub fn test(tiers: &[Tier], filter: Option<&str>) -> Result<ExitCode> {
                 if tiers.contains(&Tier::Unit) {
                     banner("unit: tests/unit (headless Godot)");
                     let mut t = Tally::one(harness_self_check(&session, &root));
+                    if filter.is_none_or(|f| "xtask bake".contains(f)) {
+                        t.add(Tally::one(crate::bake::self_check(&session, &root)));
+                    }
                     t.add(run_tier(&session, &root, "unit", filter));
                     note(&mut total, "unit", t, &mut failures);
                 }
