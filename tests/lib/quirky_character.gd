@@ -78,6 +78,35 @@ static func save(path: String) -> int:
 	return ResourceSaver.save(build(), path)
 
 
+## The character after a round trip through glTF: exported to a .glb by Godot's GLTFDocument and
+## imported again by it (the code the editor's importer runs), so the UV sets, the COLOR_0 part
+## and the animations arrive as a real import has them. Saved to `path` (a .tscn).
+static func save_through_gltf(path: String, glb_path: String) -> int:
+	var holder := Node.new()
+	var node := build().instantiate()
+	holder.add_child(node)
+	var state := GLTFState.new()
+	var doc := GLTFDocument.new()
+	var err := doc.append_from_scene(node, state)
+	if err == OK:
+		err = doc.write_to_filesystem(state, glb_path)
+	holder.free()
+	if err != OK:
+		return err
+	var state2 := GLTFState.new()
+	var doc2 := GLTFDocument.new()
+	err = doc2.append_from_file(glb_path, state2)
+	if err != OK:
+		return err
+	var imported := doc2.generate_scene(state2)
+	for n in imported.find_children("*", "", true, false):
+		n.owner = imported
+	var scene := PackedScene.new()
+	err = scene.pack(imported)
+	imported.free()
+	return err if err != OK else ResourceSaver.save(scene, path)
+
+
 static func _skin(skel: Skeleton3D) -> Skin:
 	var skin := Skin.new()
 	for i in BONES.size():
@@ -112,17 +141,18 @@ static func _crest_mesh() -> ArrayMesh:
 	var colors := PackedColorArray()
 	var normals := PackedVector3Array()
 	var palette := [Color(0.9, 0.1, 0.1), Color(0.1, 0.8, 0.2), Color(0.95, 0.85, 0.1), Color(0.6, 0.2, 0.9)]
+	# Facing the character's front and back (skeleton -Y and +Y), one triangle per side each.
 	for i in 4:
-		var y0 := -0.0015 + 0.00075 * i
-		var tri := [Vector3(0, y0, 0), Vector3(0, y0 + 0.00075, 0), Vector3(0, y0 + 0.000375, 0.002)]
+		var x0 := -0.0015 + 0.00075 * i
+		var tri := [Vector3(x0, 0, 0), Vector3(x0 + 0.00075, 0, 0), Vector3(x0 + 0.000375, 0, 0.002)]
 		for v in tri:
 			verts.append(v)
 			colors.append(palette[i])
-			normals.append(Vector3.RIGHT)
+			normals.append(Vector3(0, -1, 0))
 		for v in [tri[0], tri[2], tri[1]]:
 			verts.append(v)
 			colors.append(palette[i].darkened(0.3))
-			normals.append(Vector3.LEFT)
+			normals.append(Vector3(0, 1, 0))
 	var arrays := []
 	arrays.resize(Mesh.ARRAY_MAX)
 	arrays[Mesh.ARRAY_VERTEX] = verts

@@ -3,7 +3,7 @@
 # Characters: every .glb that `cargo xtask test` copied from ../shared/assets into
 # res://assets_local/ (a file dropped there is tested with no code change), the generated soldier
 # and QuirkyCharacter (an armature scaled and rotated, seven UV sets, a vertex-coloured part, root
-# motion and a zero-length clip). Each is baked twice with the same clips (all of them, or for a
+# motion and a zero-length clip), as built and after a glTF export and import. Each is baked twice with the same clips (all of them, or for a
 # character with more than MAX_CLIPS, MAX_CLIPS spread over the list plus every zero-length one):
 # - by the command line: bake.gd in a separate headless Godot (`--script`), half precision;
 # - by VertexAnimation.bake() in this running scene, float precision.
@@ -24,6 +24,7 @@ const NORMAL_DEGREES := 3.0
 ## counts as motion the bake must show (at least half of it).
 const MOTION_SHARE := 1e-2
 const QUIRKY := "res://generated/quirky.tscn"
+const QUIRKY_GLTF := "res://generated/quirky_gltf.tscn"
 const CLI_OUT := "user://corpus_cli"
 
 
@@ -33,7 +34,7 @@ func cases_corpus() -> Array:
 		if f.get_extension().to_lower() in ["glb", "gltf"]:
 			out.append(f)
 	out.sort()
-	out.append_array(["soldier", "quirky"])
+	out.append_array(["soldier", "quirky", "quirky_gltf"])
 	return out
 
 
@@ -45,6 +46,10 @@ func _scene_path(case: String) -> String:
 			var err := QuirkyCharacter.save(QUIRKY)
 			check_eq(err, OK, "the generated character saves")
 			return QUIRKY
+		"quirky_gltf":
+			var err := QuirkyCharacter.save_through_gltf(QUIRKY_GLTF, "user://quirky.glb")
+			check_eq(err, OK, "the generated character goes through glTF")
+			return QUIRKY_GLTF
 		_:
 			return "res://assets_local/".path_join(case)
 

@@ -14,8 +14,16 @@ mod bench;
 mod convert;
 mod crowd;
 mod vertex_animation;
+mod workers;
 
 struct VatCrowdExtension;
 
 #[gdextension]
-unsafe impl ExtensionLibrary for VatCrowdExtension {}
+unsafe impl ExtensionLibrary for VatCrowdExtension {
+    fn on_stage_deinit(stage: InitStage) {
+        // Before Godot unloads the library: no worker thread may still be in its code.
+        if stage == InitStage::Scene {
+            workers::shutdown();
+        }
+    }
+}

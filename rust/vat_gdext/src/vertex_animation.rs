@@ -13,7 +13,7 @@ use vat_core::clip::{Clip, ClipSpec};
 use vat_core::encode::{Bounds, EncodedVat, EncodingParams, Precision, VatLayout};
 
 use crate::bake::{collect, output, root_motion, sample, scene};
-use crate::convert;
+use crate::{convert, workers};
 
 /// Floats per clip in the stored clip table: first frame, frame count, fps, duration, looped.
 const CLIP_STRIDE: usize = 5;
@@ -535,8 +535,10 @@ impl VertexAnimation {
         let t_sampled = Instant::now();
 
         let labels = frame_labels(&clips);
-        let skinned = vat_core::skin::skin_frames(&sources, &frames, &|f| labels[f].clone())
-            .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        let skinned = workers::install(|| {
+            vat_core::skin::skin_frames(&sources, &frames, &|f| labels[f].clone())
+        })
+        .map_err(|e| format!("{e} (in '{scene_name}')"))?;
         let t_skinned = Instant::now();
         let precision = match self.precision {
             0 => Precision::Half,
@@ -547,8 +549,10 @@ impl VertexAnimation {
                 ))
             }
         };
-        let vat = vat_core::encode::encode(&skinned, &clips, precision, self.bake_normals)
-            .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        let normals = self.bake_normals;
+        let vat =
+            workers::install(|| vat_core::encode::encode(&skinned, &clips, precision, normals))
+                .map_err(|e| format!("{e} (in '{scene_name}')"))?;
         let t_encoded = Instant::now();
 
         let textures: Vec<_> = self.texture_variations.iter_shared().collect();
