@@ -115,7 +115,7 @@ func _run_file(path: String) -> void:
 	var script: Script = load(path) as Script
 	if script == null or not script.can_instantiate():
 		# With a filter, a broken script only counts when the filter names its file.
-		if _filter.is_empty() or label.contains(_filter):
+		if _matches(label):
 			_report(label, "FAIL", "cannot load the script (parse error?)")
 		_take_script_errors()
 		return
@@ -125,7 +125,7 @@ func _run_file(path: String) -> void:
 		if name.begins_with("test_each_") and not each.has(name):
 			each.append(name)
 		elif name.begins_with("test_") and not methods.has(name):
-			if _filter.is_empty() or (label + "::" + name).contains(_filter):
+			if _matches(label + "::" + name):
 				methods.append(name)
 	if methods.is_empty() and each.is_empty():
 		return
@@ -146,7 +146,7 @@ func _run_file(path: String) -> void:
 			continue
 		for case in test.call(source):
 			var case_label := "%s[%s]" % [name, case]
-			if _filter.is_empty() or (label + "::" + case_label).contains(_filter):
+			if _matches(label + "::" + case_label):
 				calls.append([case_label, name, [case]])
 	if calls.is_empty():
 		return
@@ -173,6 +173,17 @@ func _run_file(path: String) -> void:
 	test = null
 	inst = null
 	await process_frame
+
+
+## Whether a test label passes the --filter: it contains the filter, or one of its "|"-separated
+## alternatives.
+func _matches(label: String) -> bool:
+	if _filter.is_empty():
+		return true
+	for alternative in _filter.split("|", false):
+		if label.contains(alternative):
+			return true
+	return false
 
 
 func _run_test(test: VatTest, label: String, method: String, args := []) -> void:

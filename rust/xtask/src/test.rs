@@ -134,7 +134,9 @@ pub fn test(tiers: &[Tier], filter: Option<&str>) -> Result<ExitCode> {
                     // The crowd shader must work in every renderer: the play tests again in
                     // Mobile and Compatibility (Forward+ ran everything above).
                     for (method, args) in RENDERER_PASSES {
-                        if filter.is_some_and(|f| !"test_play_render".contains(f)) {
+                        if filter.is_some_and(|f| {
+                            !RENDERER_PASS_TESTS.split('|').any(|t| t.contains(f) || f.contains(t))
+                        }) {
                             continue;
                         }
                         println!("xtask: render tier again with the {method} renderer");
@@ -142,7 +144,7 @@ pub fn test(tiers: &[Tier], filter: Option<&str>) -> Result<ExitCode> {
                             &session,
                             &root,
                             "render",
-                            Some("test_play_render"),
+                            Some(RENDERER_PASS_TESTS),
                             args,
                         ));
                     }
@@ -192,6 +194,10 @@ fn note(total: &mut Tally, name: &str, t: Tally, failures: &mut Vec<String>) {
     }
     total.add(t);
 }
+
+/// The tests run again in the further renderers (the runner's "|"-separated filter): the crowd
+/// play tests and every character's render equivalence.
+const RENDERER_PASS_TESTS: &str = "test_play_render|test_each_render_equivalence";
 
 /// Further renderers the play tests run in, after Forward+.
 const RENDERER_PASSES: &[(&str, &[&str])] = &[
