@@ -5,7 +5,7 @@
 ## - a skinned body whose surfaces carry seven UV sets (UV, UV2, and the third to seventh in
 ##   CUSTOM0 and CUSTOM1 as RGBA floats and CUSTOM2 as RG floats, where the importer puts them);
 ## - a crest coloured by vertex colours alone (glTF COLOR_0, no texture), rigid on a
-##   BoneAttachment3D;
+##   BoneAttachment3D, one-sided triangles in a double-sided material (glTF doubleSided);
 ## - clips: `Walk` (looped, the hips carried forward 1.2 m per second with sway and bob: root
 ##   motion), `TPose` (zero length) and `Wave` (not looped, no root motion).
 ## `build()` returns the scene; `save(path)` writes it as a .tscn for the command-line baker.
@@ -141,17 +141,13 @@ static func _crest_mesh() -> ArrayMesh:
 	var colors := PackedColorArray()
 	var normals := PackedVector3Array()
 	var palette := [Color(0.9, 0.1, 0.1), Color(0.1, 0.8, 0.2), Color(0.95, 0.85, 0.1), Color(0.6, 0.2, 0.9)]
-	# Facing the character's front and back (skeleton -Y and +Y), one triangle per side each.
+	# One-sided triangles facing the character's back (skeleton +Y): seen from the front only
+	# because the material is double-sided, as glTF's doubleSided imports.
 	for i in 4:
-		var x0 := -0.0015 + 0.00075 * i
-		var tri := [Vector3(x0, 0, 0), Vector3(x0 + 0.00075, 0, 0), Vector3(x0 + 0.000375, 0, 0.002)]
-		for v in tri:
+		var x0 := -0.0024 + 0.0012 * i
+		for v in [Vector3(x0, 0, 0), Vector3(x0 + 0.0012, 0, 0), Vector3(x0 + 0.0006, 0, 0.005)]:
 			verts.append(v)
 			colors.append(palette[i])
-			normals.append(Vector3(0, -1, 0))
-		for v in [tri[0], tri[2], tri[1]]:
-			verts.append(v)
-			colors.append(palette[i].darkened(0.3))
 			normals.append(Vector3(0, 1, 0))
 	var arrays := []
 	arrays.resize(Mesh.ARRAY_MAX)
@@ -162,6 +158,7 @@ static func _crest_mesh() -> ArrayMesh:
 	mesh.add_surface_from_arrays(Mesh.PRIMITIVE_TRIANGLES, arrays)
 	var mat := StandardMaterial3D.new()
 	mat.vertex_color_use_as_albedo = true
+	mat.cull_mode = BaseMaterial3D.CULL_DISABLED
 	mesh.surface_set_material(0, mat)
 	return mesh
 

@@ -135,7 +135,9 @@ pub fn test(tiers: &[Tier], filter: Option<&str>) -> Result<ExitCode> {
                     // Mobile and Compatibility (Forward+ ran everything above).
                     for (method, args) in RENDERER_PASSES {
                         if filter.is_some_and(|f| {
-                            !RENDERER_PASS_TESTS.split('|').any(|t| t.contains(f) || f.contains(t))
+                            !RENDERER_PASS_TESTS
+                                .split('|')
+                                .any(|t| t.contains(f) || f.contains(t))
                         }) {
                             continue;
                         }

@@ -1,6 +1,6 @@
 //! Materials that draw a baked character with the VAT shader.
 
-use godot::classes::base_material_3d::{Feature, TextureParam};
+use godot::classes::base_material_3d::{Feature, ShadingMode, TextureParam};
 use godot::classes::{BaseMaterial3D, Material, Shader, ShaderMaterial};
 use godot::prelude::*;
 
@@ -38,13 +38,103 @@ pub fn surface_materials(
     Ok(out)
 }
 
-fn default_material(source: Option<Gd<Material>>) -> Result<Gd<ShaderMaterial>, String> {
-    let shader = try_load::<Shader>(DEFAULT_SHADER).map_err(|e| {
+/// The parts of a source material's render state that are render modes or sampler hints in a
+/// shader (not uniforms): the default shader is specialised for each combination a character uses.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct RenderState {
+    /// `BaseMaterial3D.cull_mode` (0 back, 1 front, 2 disabled).
+    cull: i32,
+    /// `shading_mode` is Unshaded.
+    unshaded: bool,
+    /// `BaseMaterial3D.texture_filter` (0 nearest ... 5 linear mipmap anisotropic).
+    filter: i32,
+}
+
+impl RenderState {
+    fn of(base: &Gd<BaseMaterial3D>) -> Self {
+        Self {
+            cull: base.get_cull_mode().ord(),
+            unshaded: base.get_shading_mode() == ShadingMode::UNSHADED,
+            filter: base.get_texture_filter().ord(),
+        }
+    }
+
+    /// The default shader's code with this state's render modes and albedo filter.
+    fn specialise(&self, code: &str) -> Result<String, String> {
+        let cull = ["cull_back", "cull_front", "cull_disabled"]
+            .get(self.cull as usize)
+            .copied()
+            .unwrap_or("cull_back");
+        let filter = [
+            "filter_nearest",
+            "filter_linear",
+            "filter_nearest_mipmap",
+            "filter_linear_mipmap",
+            "filter_nearest_mipmap_anisotropic",
+            "filter_linear_mipmap_anisotropic",
+        ]
+        .get(self.filter as usize)
+        .copied()
+        .unwrap_or("filter_linear_mipmap");
+        let render_mode = format!("cull_back{}", if self.unshaded { ", unshaded" } else { "" });
+        let albedo = "uniform sampler2D albedo_texture : source_color, filter_linear_mipmap,";
+        if !code.contains("cull_back") || !code.contains(albedo) {
+            return Err(format!(
+                "{DEFAULT_SHADER} lacks the render mode or albedo sampler the materials adapt"
+            ));
+        }
+        Ok(code
+            .replacen("cull_back", &render_mode.replace("cull_back", cull), 1)
+            .replacen(albedo, &albedo.replace("filter_linear_mipmap", filter), 1))
+    }
+}
+
+thread_local! {
+    /// One specialised default shader per render state, shared by every crowd while one uses it.
+    /// Held weakly (by instance id): the materials own the shaders, so none outlives its users
+    /// or the engine.
+    static SHADERS: std::cell::RefCell<std::collections::HashMap<RenderState, InstanceId>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// The shipped default shader, specialised for `state` (the file itself for the default state).
+fn default_shader(state: RenderState) -> Result<Gd<Shader>, String> {
+    let cached = SHADERS.with(|m| m.borrow().get(&state).copied());
+    if let Some(s) = cached.and_then(|id| Gd::<Shader>::try_from_instance_id(id).ok()) {
+        return Ok(s);
+    }
+    let file = try_load::<Shader>(DEFAULT_SHADER).map_err(|e| {
         format!("could not load {DEFAULT_SHADER} (is the addon installed and built?): {e}")
     })?;
+    let shader = if state == FILE_STATE {
+        file
+    } else {
+        let mut s = Shader::new_gd();
+        s.set_code(&state.specialise(&file.get_code().to_string())?);
+        s
+    };
+    SHADERS.with(|m| m.borrow_mut().insert(state, shader.instance_id()));
+    Ok(shader)
+}
+
+/// The state the shipped shader file is written for: cull back, lit, linear mipmaps.
+const FILE_STATE: RenderState = RenderState {
+    cull: 0,
+    unshaded: false,
+    filter: 3,
+};
+
+/// Meta key marking a material made by [`default_material`] (not a user's override).
+const DEFAULT_META: &str = "vat_crowd_default";
+
+fn default_material(source: Option<Gd<Material>>) -> Result<Gd<ShaderMaterial>, String> {
+    let base = source.and_then(|s| s.try_cast::<BaseMaterial3D>().ok());
+    let state = base.as_ref().map_or(FILE_STATE, RenderState::of);
+    let shader = default_shader(state)?;
     let mut m = ShaderMaterial::new_gd();
     m.set_shader(&shader);
-    if let Some(base) = source.and_then(|s| s.try_cast::<BaseMaterial3D>().ok()) {
+    m.set_meta(DEFAULT_META, &true.to_variant());
+    if let Some(base) = base {
         m.set_shader_parameter("albedo_color", &base.get_albedo().to_variant());
         if let Some(tex) = base.get_texture(TextureParam::ALBEDO) {
             m.set_shader_parameter("albedo_texture", &tex.to_variant());
@@ -97,9 +187,7 @@ pub fn bind_animation(material: &mut Gd<ShaderMaterial>, animation: &Gd<VertexAn
             .get_shader_parameter("use_albedo_texture")
             .try_to::<bool>()
             .unwrap_or(false);
-        let custom = material
-            .get_shader()
-            .is_some_and(|s| s.get_path() != DEFAULT_SHADER);
+        let custom = !material.has_meta(DEFAULT_META);
         material.set_shader_parameter("use_variations", &(textured || custom).to_variant());
     }
 }
