@@ -8,9 +8,11 @@ use godot::obj::EngineEnum;
 use godot::prelude::*;
 use vat_core::clock::CrowdClock;
 use vat_core::crowd::{self, ActorState, LookTable};
+use vat_core::validate;
 
 use crate::convert;
 use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
+use crate::crowd::guard::main_thread_only;
 use crate::crowd::looks::PlacedBounds;
 use crate::vertex_animation::VertexAnimation;
 
@@ -58,8 +60,10 @@ pub struct AnimatedActorMeshInstance {
     #[export]
     #[var(get = get_full_transform, set = set_full_transform)]
     full_transform: bool,
-    /// Multiplies the clock's advance per frame.
+    /// Multiplies the clock's advance per frame (finite, within +-65504; other values are
+    /// refused with an error).
     #[export]
+    #[var(get = get_speed_scale, set = set_speed_scale)]
     #[init(val = 1.0)]
     speed_scale: f64,
 
@@ -74,12 +78,44 @@ pub struct AnimatedActorMeshInstance {
     looks: Vec<LookTable>,
     variation_counts: Vec<u32>,
     placed: PlacedBounds,
+    /// The models (by instance id) the GPU objects were built for, to notice edits made in place
+    /// (`models.append(x)` changes the array the getter returns without calling the setter).
+    built_models: Vec<InstanceId>,
     last_submit_usec: i64,
     base: Base<Node3D>,
 }
 
 #[godot_api]
 impl INode3D for AnimatedActorMeshInstance {
+    /// `models` and `material_overrides` from an untyped receiver (`$Army.models = [body, sword]`)
+    /// arrive as untyped arrays, which the typed setters cannot take: Godot asks the extension
+    /// first, so they are converted here element by element, and a wrong element is refused by
+    /// its index (nothing changes). Every other property goes on to the registered setters.
+    fn on_set(&mut self, property: StringName, value: Variant) -> bool {
+        let models = property == "models";
+        if !models && property != "material_overrides" {
+            return false;
+        }
+        if !crate::crowd::guard::on_main_thread("AnimatedActorMeshInstance", "set") {
+            return true;
+        }
+        let Ok(array) = value.try_to::<AnyArray>() else {
+            // Not an array at all: Godot's own setter reports the type mismatch.
+            return false;
+        };
+        let result = if models {
+            convert::typed_objects::<VertexAnimation>(&array, "models").map(|m| self.models = m)
+        } else {
+            convert::typed_objects::<Material>(&array, "material_overrides")
+                .map(|m| self.material_overrides = m)
+        };
+        match result {
+            Ok(()) => self.reset_gpu(),
+            Err(e) => godot_error!("vat_crowd: AnimatedActorMeshInstance: {e}; nothing changed"),
+        }
+        true
+    }
+
     fn process(&mut self, delta: f64) {
         if !self.paused {
             let dt = delta * self.speed_scale;
@@ -93,12 +129,6 @@ impl INode3D for AnimatedActorMeshInstance {
         }
         self.update_billboard();
     }
-
-    fn exit_tree(&mut self) {
-        if let Some(gpu) = self.gpu.take() {
-            gpu.free();
-        }
-    }
 }
 
 #[godot_api]
@@ -106,31 +136,39 @@ impl AnimatedActorMeshInstance {
     /// The models actors can carry.
     #[func]
     fn get_models(&self) -> Array<Option<Gd<VertexAnimation>>> {
+        main_thread_only!("AnimatedActorMeshInstance", "get_models");
         self.models.clone()
     }
 
     /// The per-model material overrides.
     #[func]
     fn get_material_overrides(&self) -> Array<Option<Gd<Material>>> {
+        main_thread_only!("AnimatedActorMeshInstance", "get_material_overrides");
         self.material_overrides.clone()
     }
 
     /// Shadow casting of every model.
     #[func]
     fn get_cast_shadow(&self) -> i32 {
+        main_thread_only!("AnimatedActorMeshInstance", "get_cast_shadow");
         self.cast_shadow
     }
 
-    /// Sets the models and rebuilds the crowd's GPU objects.
+    /// Sets the models and rebuilds the crowd's GPU objects. Assigning the property through an
+    /// untyped receiver also takes an untyped `Array` whose elements are all VertexAnimations (or
+    /// null), as Godot's own typed-array properties do (see `on_set`).
     #[func]
     fn set_models(&mut self, models: Array<Option<Gd<VertexAnimation>>>) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_models");
         self.models = models;
         self.reset_gpu();
     }
 
-    /// Sets the per-model material overrides and rebuilds the crowd's GPU objects.
+    /// Sets the per-model material overrides and rebuilds the crowd's GPU objects (an untyped
+    /// `Array` of Materials or nulls is taken too, as for `models`).
     #[func]
     fn set_material_overrides(&mut self, materials: Array<Option<Gd<Material>>>) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_material_overrides");
         self.material_overrides = materials;
         self.reset_gpu();
     }
@@ -138,6 +176,7 @@ impl AnimatedActorMeshInstance {
     /// Sets the shadow casting of every model.
     #[func]
     fn set_cast_shadow(&mut self, setting: i32) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_cast_shadow");
         self.cast_shadow = setting;
         let s = shadow_setting(setting);
         if let Some(gpu) = &mut self.gpu {
@@ -150,6 +189,7 @@ impl AnimatedActorMeshInstance {
     /// Whether actors store their whole 3x4 transform.
     #[func]
     fn get_full_transform(&self) -> bool {
+        main_thread_only!("AnimatedActorMeshInstance", "get_full_transform");
         self.full_transform
     }
 
@@ -157,6 +197,7 @@ impl AnimatedActorMeshInstance {
     /// (this frame's actors are dropped).
     #[func]
     fn set_full_transform(&mut self, full: bool) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_full_transform");
         if full != self.full_transform {
             self.full_transform = full;
             self.reset_gpu();
@@ -166,20 +207,53 @@ impl AnimatedActorMeshInstance {
     /// The crowd clock in seconds.
     #[func]
     fn get_time(&self) -> f64 {
+        main_thread_only!("AnimatedActorMeshInstance", "get_time");
         self.clock.time()
     }
 
-    /// Sets the crowd clock (e.g. for deterministic rendering).
+    /// Sets the crowd clock (e.g. for deterministic rendering). A time that is not finite or
+    /// beyond +-2^32 s is refused with an error (the clock keeps its time).
     #[func]
     fn set_time(&mut self, time: f64) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_time");
+        if let Err(e) = validate::crowd_time(time, "time") {
+            godot_error!(
+                "vat_crowd: AnimatedActorMeshInstance.time: {e}; the clock keeps {}",
+                self.clock.time()
+            );
+            return;
+        }
         let old_origin = self.clock.origin();
         self.clock.set_time(time);
         self.rebase_if_needed(old_origin);
     }
 
+    /// The clock's speed multiplier.
+    #[func]
+    fn get_speed_scale(&self) -> f64 {
+        main_thread_only!("AnimatedActorMeshInstance", "get_speed_scale");
+        self.speed_scale
+    }
+
+    /// Sets the clock's speed multiplier; one that is not finite or beyond +-65504 is refused
+    /// with an error.
+    #[func]
+    fn set_speed_scale(&mut self, scale: f64) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_speed_scale");
+        match validate::speed(scale, "speed_scale") {
+            Ok(_) => self.speed_scale = scale,
+            Err(e) => godot_error!(
+                "vat_crowd: AnimatedActorMeshInstance.speed_scale: {e}; it stays {}",
+                self.speed_scale
+            ),
+        }
+    }
+
     /// Starts a new frame: forgets every actor and model instance added before.
     #[func]
     fn begin(&mut self) {
+        main_thread_only!("AnimatedActorMeshInstance", "begin");
+        self.sync_models();
         self.actor_count = 0;
         self.model_counts.iter_mut().for_each(|c| *c = 0);
         self.model_reach.iter_mut().for_each(|r| *r = 0);
@@ -190,7 +264,9 @@ impl AnimatedActorMeshInstance {
     /// Adds an actor at `transform` (the whole transform with `full_transform`, else its position,
     /// yaw about +Y and uniform scale) playing
     /// `clip` since `start_time` (crowd seconds; NAN means now) at `speed`. Returns its index for
-    /// this frame, or -1 with an error if the transform is not finite or the clip is out of range.
+    /// this frame, or -1 with an error if the transform is not finite, the clip is out of range,
+    /// the speed is not finite or beyond +-65504 (an actor stores it as an f16), the start time is
+    /// not finite or beyond +-2^32 s, or the crowd is full.
     #[func]
     fn add_actor(
         &mut self,
@@ -199,6 +275,7 @@ impl AnimatedActorMeshInstance {
         #[opt(default = f64::NAN)] start_time: f64,
         #[opt(default = 1.0)] speed: f64,
     ) -> i32 {
+        main_thread_only!("AnimatedActorMeshInstance", "add_actor", -1);
         if !self.ensure_gpu() {
             return -1;
         }
@@ -212,15 +289,22 @@ impl AnimatedActorMeshInstance {
             godot_error!("vat_crowd: add_actor: clip {clip} out of range (the models have {} clips); actor skipped", self.clip_count);
             return -1;
         }
-        if !speed.is_finite() {
-            godot_error!("vat_crowd: add_actor: speed {speed} is not finite; actor skipped");
+        let checked = validate::speed(speed, "speed").and_then(|speed| {
+            if start_time.is_nan() {
+                return Ok((speed, self.clock.time()));
+            }
+            Ok((speed, validate::crowd_time(start_time, "start time")?))
+        });
+        let (speed, start) = match checked {
+            Ok(v) => v,
+            Err(e) => {
+                godot_error!("vat_crowd: add_actor: {e} (NAN means now); actor skipped");
+                return -1;
+            }
+        };
+        if !self.actor_room(self.actor_count + 1, "add_actor") {
             return -1;
         }
-        let start = if start_time.is_nan() {
-            self.clock.time()
-        } else {
-            start_time
-        };
         let state = ActorState {
             position,
             yaw,
@@ -228,7 +312,7 @@ impl AnimatedActorMeshInstance {
             clip: clip as u32,
             prev_clip: clip as u32,
             start_time: self.clock.local(start),
-            speed: speed as f32,
+            speed,
             ..ActorState::default()
         };
         let index = self.actor_count;
@@ -253,6 +337,13 @@ impl AnimatedActorMeshInstance {
         prev_start_time: f64,
         blend_time: f64,
     ) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_actor_blend");
+        let checked = validate::crowd_time(prev_start_time, "previous start time")
+            .and_then(|_| validate::blend_time(blend_time, "blend time"));
+        if let Err(e) = checked {
+            godot_error!("vat_crowd: set_actor_blend: {e}; nothing changed");
+            return;
+        }
         // The previous start is passed relative to the clock's origin, as the records store
         // start times, so the f64 argument keeps its precision after hours of play.
         let origin = self.clock.origin();
@@ -279,6 +370,7 @@ impl AnimatedActorMeshInstance {
         prev_start_times: PackedFloat32Array,
         blend_times: PackedFloat32Array,
     ) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_actor_blends");
         let blends = crowd::BulkBlends {
             actor_ids: actor_ids.as_slice(),
             prev_clips: prev_clips.as_slice(),
@@ -297,6 +389,7 @@ impl AnimatedActorMeshInstance {
         #[opt(default = 0)] variation: i32,
         #[opt(default = Color::WHITE)] tint: Color,
     ) {
+        main_thread_only!("AnimatedActorMeshInstance", "add_model");
         if self.actor_count == 0 {
             godot_error!("vat_crowd: add_model called before any add_actor this frame; ignored");
             return;
@@ -305,6 +398,9 @@ impl AnimatedActorMeshInstance {
             return;
         };
         let m = model_index as usize;
+        if !self.model_room(m, self.model_counts[m] + 1, "add_model") {
+            return;
+        }
         let gpu = self.gpu.as_mut().expect("actors exist");
         let slot = self.model_counts[m];
         let indices = &mut gpu.models[m].indices;
@@ -328,10 +424,15 @@ impl AnimatedActorMeshInstance {
         clips: PackedInt32Array,
         start_times: PackedFloat32Array,
     ) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_actors");
+        self.sync_models();
         if !self.ensure_gpu() {
             return;
         }
         let n = positions.len();
+        if !self.actor_room(n, "set_actors") {
+            return;
+        }
         let points = convert::vec3_slice(positions.as_slice());
         let origin = self.clock.origin() as f32;
         let clip_count = self.clip_count;
@@ -375,6 +476,8 @@ impl AnimatedActorMeshInstance {
         clips: PackedInt32Array,
         start_times: PackedFloat32Array,
     ) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_actor_transforms");
+        self.sync_models();
         if !self.full_transform {
             godot_error!(
                 "vat_crowd: set_actor_transforms: needs full_transform = true; this frame's \
@@ -386,6 +489,9 @@ impl AnimatedActorMeshInstance {
             return;
         }
         let n = transforms.len() / crowd::TRANSFORM_FLOATS;
+        if !self.actor_room(n, "set_actor_transforms") {
+            return;
+        }
         let origin = self.clock.origin() as f32;
         let clip_count = self.clip_count;
         let gpu = self.gpu.as_mut().expect("ensured");
@@ -423,6 +529,7 @@ impl AnimatedActorMeshInstance {
         #[opt(default = 0)] variation: i32,
         #[opt(default = Color::WHITE)] tint: Color,
     ) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_model_actors");
         let ids = actor_ids.as_slice();
         self.fill_model_actors(model_index, ids, variation, tint, false, "set_model_actors");
     }
@@ -439,6 +546,7 @@ impl AnimatedActorMeshInstance {
         #[opt(default = 0)] variation: i32,
         #[opt(default = Color::WHITE)] tint: Color,
     ) {
+        main_thread_only!("AnimatedActorMeshInstance", "add_model_actors");
         let ids = actor_ids.as_slice();
         self.fill_model_actors(model_index, ids, variation, tint, true, "add_model_actors");
     }
@@ -446,7 +554,15 @@ impl AnimatedActorMeshInstance {
     /// Pushes this frame's actors and models to the GPU: one texture update per data texture.
     #[func]
     fn submit(&mut self) {
+        main_thread_only!("AnimatedActorMeshInstance", "submit");
         let started = Instant::now();
+        if self.sync_models() {
+            // This frame's actors were for the old models and are gone; say so once.
+            godot_error!(
+                "vat_crowd: submit: the models array was changed in place since the last begin(); \
+                 the crowd was rebuilt for the new models and this frame's actors were dropped"
+            );
+        }
         if !self.ensure_gpu() {
             return;
         }
@@ -466,12 +582,14 @@ impl AnimatedActorMeshInstance {
     /// Actors added this frame.
     #[func]
     fn get_actor_count(&self) -> i32 {
+        main_thread_only!("AnimatedActorMeshInstance", "get_actor_count");
         self.actor_count as i32
     }
 
     /// Instances of model `model_index` this frame.
     #[func]
     fn get_model_instance_count(&self, model_index: i32) -> i32 {
+        main_thread_only!("AnimatedActorMeshInstance", "get_model_instance_count");
         self.model_counts
             .get(model_index as usize)
             .map_or(0, |c| *c as i32)
@@ -480,6 +598,7 @@ impl AnimatedActorMeshInstance {
     /// CPU time of the last `submit()` in microseconds.
     #[func]
     fn get_last_submit_usec(&self) -> i64 {
+        main_thread_only!("AnimatedActorMeshInstance", "get_last_submit_usec");
         self.last_submit_usec
     }
 }
@@ -529,9 +648,57 @@ impl AnimatedActorMeshInstance {
         }
     }
 
+    /// True if a frame of `n` actors fits (the 24-bit actor index, the renderer's texture size);
+    /// else reports the limit. Needs the GPU objects.
+    fn actor_room(&self, n: usize, what: &str) -> bool {
+        let Some(gpu) = &self.gpu else {
+            return false;
+        };
+        let texels = crowd::record_texels(self.full_transform);
+        match crowd::check_item_count("actors", n, texels, gpu.max_texture_size) {
+            Ok(()) => true,
+            Err(e) => {
+                godot_error!("vat_crowd: {what}: {e}; this frame's actors were not changed");
+                false
+            }
+        }
+    }
+
+    /// True if model `m` can hold `n` instances (one texel each); else reports the limit.
+    fn model_room(&self, m: usize, n: usize, what: &str) -> bool {
+        let Some(gpu) = &self.gpu else {
+            return false;
+        };
+        match crowd::check_item_count("model instances", n, 1, gpu.max_texture_size) {
+            Ok(()) => true,
+            Err(e) => {
+                godot_error!("vat_crowd: {what}(model {m}): {e}; model not changed");
+                false
+            }
+        }
+    }
+
     /// Floats per actor record.
     fn stride(&self) -> usize {
         crowd::record_floats(self.full_transform)
+    }
+
+    /// Rebuilds the GPU objects (dropping this frame's actors) if `models` no longer holds what
+    /// they were built for, as after `models.append(x)`; returns whether it did.
+    fn sync_models(&mut self) -> bool {
+        if self.gpu.is_none() {
+            return false;
+        }
+        let same = self.models.len() == self.built_models.len()
+            && self
+                .models
+                .iter_shared()
+                .zip(&self.built_models)
+                .all(|(m, id)| m.is_some_and(|m| m.instance_id() == *id));
+        if !same {
+            self.reset_gpu();
+        }
+        !same
     }
 
     fn reset_gpu(&mut self) {
@@ -595,6 +762,7 @@ impl AnimatedActorMeshInstance {
             self.full_transform,
         )?;
         self.clip_count = first.len() as u32;
+        self.built_models = models.iter().map(|m| m.instance_id()).collect();
         self.model_counts = vec![0; models.len()];
         self.model_reach = vec![0; models.len()];
         self.looks = (0..models.len()).map(|_| LookTable::new()).collect();
@@ -640,6 +808,9 @@ impl AnimatedActorMeshInstance {
         };
         let first = if append { self.model_counts[m] } else { 0 };
         let n = actor_ids.len();
+        if !self.model_room(m, first + n, what) {
+            return;
+        }
         let actor_count = self.actor_count as u32;
         let gpu = self.gpu.as_mut().expect("checked");
         let indices = &mut gpu.models[m].indices;
@@ -675,6 +846,13 @@ impl AnimatedActorMeshInstance {
     fn model_for_look(&mut self, model_index: i32, variation: i32, what: &str) -> Option<usize> {
         if !self.ensure_gpu() {
             return None;
+        }
+        if model_index >= 0 && model_index as usize >= self.model_counts.len() && self.sync_models()
+        {
+            // `models` grew in place (e.g. `models.append(x)`): rebuilt for the new models.
+            if !self.ensure_gpu() {
+                return None;
+            }
         }
         if model_index < 0 || model_index as usize >= self.model_counts.len() {
             godot_error!(

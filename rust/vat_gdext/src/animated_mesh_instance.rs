@@ -7,10 +7,12 @@ use godot::prelude::*;
 use vat_core::clock::CrowdClock;
 use vat_core::crowd;
 use vat_core::slots::IdSlots;
+use vat_core::validate;
 
 use crate::animated_actor_mesh_instance::shadow_setting;
 use crate::convert;
 use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
+use crate::crowd::guard::main_thread_only;
 use crate::crowd::retained::{Instance, RetainedPacker};
 use crate::vertex_animation::VertexAnimation;
 
@@ -89,12 +91,6 @@ impl INode3D for AnimatedMeshInstance {
             self.update_billboard();
         }
     }
-
-    fn exit_tree(&mut self) {
-        if let Some(gpu) = self.gpu.take() {
-            gpu.free();
-        }
-    }
 }
 
 #[godot_api]
@@ -102,24 +98,28 @@ impl AnimatedMeshInstance {
     /// The baked character drawn.
     #[func]
     fn get_animation(&self) -> Option<Gd<VertexAnimation>> {
+        main_thread_only!("AnimatedMeshInstance", "get_animation");
         self.animation.clone()
     }
 
     /// The material override.
     #[func]
     fn get_material_override(&self) -> Option<Gd<Material>> {
+        main_thread_only!("AnimatedMeshInstance", "get_material_override");
         self.material_override.clone()
     }
 
     /// Shadow casting.
     #[func]
     fn get_cast_shadow(&self) -> i32 {
+        main_thread_only!("AnimatedMeshInstance", "get_cast_shadow");
         self.cast_shadow
     }
 
     /// Sets the baked character (instances are kept; their clips must exist in it).
     #[func]
     fn set_animation(&mut self, animation: Option<Gd<VertexAnimation>>) {
+        main_thread_only!("AnimatedMeshInstance", "set_animation");
         self.animation = animation;
         self.reset_gpu();
     }
@@ -127,6 +127,7 @@ impl AnimatedMeshInstance {
     /// Sets the material override.
     #[func]
     fn set_material_override(&mut self, material: Option<Gd<Material>>) {
+        main_thread_only!("AnimatedMeshInstance", "set_material_override");
         self.material_override = material;
         self.reset_gpu();
     }
@@ -134,6 +135,7 @@ impl AnimatedMeshInstance {
     /// Sets shadow casting.
     #[func]
     fn set_cast_shadow(&mut self, setting: i32) {
+        main_thread_only!("AnimatedMeshInstance", "set_cast_shadow");
         self.cast_shadow = setting;
         self.reset_gpu();
     }
@@ -141,6 +143,7 @@ impl AnimatedMeshInstance {
     /// Whether instances store their whole 3x4 transform.
     #[func]
     fn get_full_transform(&self) -> bool {
+        main_thread_only!("AnimatedMeshInstance", "get_full_transform");
         self.full_transform
     }
 
@@ -148,6 +151,19 @@ impl AnimatedMeshInstance {
     /// redrawn the new way at the next submit).
     #[func]
     fn set_full_transform(&mut self, full: bool) {
+        main_thread_only!("AnimatedMeshInstance", "set_full_transform");
+        if full && !self.full_transform {
+            if let Some(gpu) = &self.gpu {
+                let texels = crowd::record_texels(true);
+                let n = self.instances.len();
+                if let Err(e) =
+                    crowd::check_item_count("instances", n, texels, gpu.max_texture_size)
+                {
+                    godot_error!("vat_crowd: set_full_transform: {e}; full_transform stays off");
+                    return;
+                }
+            }
+        }
         if full != self.full_transform {
             self.full_transform = full;
             self.reset_gpu();
@@ -157,12 +173,22 @@ impl AnimatedMeshInstance {
     /// The crowd clock in seconds.
     #[func]
     fn get_time(&self) -> f64 {
+        main_thread_only!("AnimatedMeshInstance", "get_time");
         self.clock.time()
     }
 
-    /// Sets the crowd clock (for deterministic rendering, or to jump).
+    /// Sets the crowd clock (for deterministic rendering, or to jump). A time that is not finite
+    /// or beyond +-2^32 s is refused with an error (the clock keeps its time).
     #[func]
     fn set_time(&mut self, time: f64) {
+        main_thread_only!("AnimatedMeshInstance", "set_time");
+        if let Err(e) = validate::crowd_time(time, "time") {
+            godot_error!(
+                "vat_crowd: AnimatedMeshInstance.time: {e}; the clock keeps {}",
+                self.clock.time()
+            );
+            return;
+        }
         let old = self.clock.origin();
         self.clock.set_time(time);
         if self.clock.origin() != old {
@@ -182,6 +208,7 @@ impl AnimatedMeshInstance {
         #[opt(default = Color::WHITE)] tint: Color,
         #[opt(default = 0)] variation: i32,
     ) -> i32 {
+        main_thread_only!("AnimatedMeshInstance", "add_instance", -1);
         if !self.ensure_gpu() {
             return -1;
         }
@@ -191,7 +218,10 @@ impl AnimatedMeshInstance {
             );
             return -1;
         };
-        if !self.clip_ok(clip, "add_instance") || !self.variation_ok(variation, "add_instance") {
+        if !self.clip_ok(clip, "add_instance")
+            || !self.variation_ok(variation, "add_instance")
+            || !self.room_for(1, "add_instance")
+        {
             return -1;
         }
         let inst = Instance {
@@ -220,6 +250,7 @@ impl AnimatedMeshInstance {
         yaws: PackedFloat32Array,
         #[opt(default = 0)] clip: i32,
     ) -> i32 {
+        main_thread_only!("AnimatedMeshInstance", "add_instances", -1);
         if !self.ensure_gpu() || !self.clip_ok(clip, "add_instances") {
             return -1;
         }
@@ -240,6 +271,17 @@ impl AnimatedMeshInstance {
             godot_error!("vat_crowd: add_instances: position/yaw {i} is not finite; nothing added");
             return -1;
         }
+        if !self.room_for(points.len(), "add_instances") {
+            return -1;
+        }
+        if self.instances.fresh_left() < points.len() {
+            godot_error!(
+                "vat_crowd: add_instances: {} consecutive ids are not left (ids of removed \
+                 instances are not reused in runs; clear() starts them afresh); nothing added",
+                points.len()
+            );
+            return -1;
+        }
         // Consecutive ids need fresh ones, not recycled ones.
         let first = self.instances.next_fresh_id() as i32;
         let now = self.clock.time();
@@ -258,7 +300,9 @@ impl AnimatedMeshInstance {
                 tint: [1.0; 4],
                 variation: 0,
             };
-            self.instances.insert_fresh(inst);
+            self.instances
+                .insert_fresh(inst)
+                .expect("checked fresh_left");
         }
         self.dirty = true;
         first
@@ -267,6 +311,7 @@ impl AnimatedMeshInstance {
     /// Moves instance `id`.
     #[func]
     fn set_instance_transform(&mut self, id: i32, transform: Transform3D) {
+        main_thread_only!("AnimatedMeshInstance", "set_instance_transform");
         let Some(slot) = self.slot_of(id, "set_instance_transform") else {
             return;
         };
@@ -286,6 +331,7 @@ impl AnimatedMeshInstance {
     /// are drawn because `full_transform` is off), or the identity after an error for an unknown id.
     #[func]
     fn get_instance_transform(&self, id: i32) -> Transform3D {
+        main_thread_only!("AnimatedMeshInstance", "get_instance_transform");
         let Some(slot) = self.slot_of(id, "get_instance_transform") else {
             return Transform3D::IDENTITY;
         };
@@ -307,6 +353,7 @@ impl AnimatedMeshInstance {
         yaws: PackedFloat32Array,
         #[opt(default = 0)] first_id: i32,
     ) {
+        main_thread_only!("AnimatedMeshInstance", "set_transforms");
         if yaws.len() != positions.len() {
             godot_error!(
                 "vat_crowd: set_transforms: {} positions but {} yaws; unchanged",
@@ -341,6 +388,7 @@ impl AnimatedMeshInstance {
         transforms: PackedFloat32Array,
         #[opt(default = 0)] first_id: i32,
     ) {
+        main_thread_only!("AnimatedMeshInstance", "set_instance_transforms");
         let floats = transforms.as_slice();
         if !floats.len().is_multiple_of(crowd::TRANSFORM_FLOATS) {
             godot_error!(
@@ -379,19 +427,21 @@ impl AnimatedMeshInstance {
         #[opt(default = 0.0)] blend_time: f64,
         #[opt(default = 1.0)] speed: f64,
     ) {
+        main_thread_only!("AnimatedMeshInstance", "play_animation");
         let Some(slot) = self.slot_of(id, "play_animation") else {
             return;
         };
-        if !self.clip_ok(clip, "play_animation") {
+        let Some(playing) = self.playing(clip, blend_time, speed, "play_animation") else {
             return;
-        }
+        };
         let now = self.clock.time();
-        let inst = self.instances.slot_mut(slot);
-        play(inst, clip as u32, now, blend_time as f32, speed as f32);
+        play(self.instances.slot_mut(slot), now, playing);
         self.dirty = true;
     }
 
-    /// `play_animation` for many instances at once.
+    /// `play_animation` for many instances at once. If any entry is bad (an unknown id; a clip,
+    /// blend time or speed out of range) it reports the first and changes nothing; what it
+    /// changes goes up at the next `submit()`.
     #[func]
     fn play_animations(
         &mut self,
@@ -400,21 +450,22 @@ impl AnimatedMeshInstance {
         #[opt(default = 0.0)] blend_time: f64,
         #[opt(default = 1.0)] speed: f64,
     ) {
-        if !self.clip_ok(clip, "play_animations") {
+        main_thread_only!("AnimatedMeshInstance", "play_animations");
+        let Some(playing) = self.playing(clip, blend_time, speed, "play_animations") else {
             return;
-        }
+        };
+        // Every id is checked before any instance changes.
+        let Some(slots) = ids
+            .as_slice()
+            .iter()
+            .map(|&id| self.slot_of(id, "play_animations"))
+            .collect::<Option<Vec<usize>>>()
+        else {
+            return;
+        };
         let now = self.clock.time();
-        for &id in ids.as_slice() {
-            let Some(slot) = self.slot_of(id, "play_animations") else {
-                return;
-            };
-            play(
-                self.instances.slot_mut(slot),
-                clip as u32,
-                now,
-                blend_time as f32,
-                speed as f32,
-            );
+        for slot in slots {
+            play(self.instances.slot_mut(slot), now, playing);
         }
         self.dirty = true;
     }
@@ -422,6 +473,7 @@ impl AnimatedMeshInstance {
     /// Sets the tint of instance `id`.
     #[func]
     fn set_instance_tint(&mut self, id: i32, tint: Color) {
+        main_thread_only!("AnimatedMeshInstance", "set_instance_tint");
         let Some(slot) = self.slot_of(id, "set_instance_tint") else {
             return;
         };
@@ -432,6 +484,7 @@ impl AnimatedMeshInstance {
     /// Sets the texture variation of instance `id`.
     #[func]
     fn set_instance_variation(&mut self, id: i32, variation: i32) {
+        main_thread_only!("AnimatedMeshInstance", "set_instance_variation");
         let Some(slot) = self.slot_of(id, "set_instance_variation") else {
             return;
         };
@@ -444,6 +497,7 @@ impl AnimatedMeshInstance {
     /// Removes instance `id`; the other ids stay valid.
     #[func]
     fn remove_instance(&mut self, id: i32) {
+        main_thread_only!("AnimatedMeshInstance", "remove_instance");
         if self.slot_of(id, "remove_instance").is_some() {
             self.instances.remove(i64::from(id));
             self.dirty = true;
@@ -453,6 +507,7 @@ impl AnimatedMeshInstance {
     /// Removes every instance.
     #[func]
     fn clear(&mut self) {
+        main_thread_only!("AnimatedMeshInstance", "clear");
         self.instances.clear();
         self.dirty = true;
     }
@@ -460,18 +515,21 @@ impl AnimatedMeshInstance {
     /// Live instances.
     #[func]
     fn get_instance_count(&self) -> i32 {
+        main_thread_only!("AnimatedMeshInstance", "get_instance_count");
         self.instances.len() as i32
     }
 
     /// CPU time of the last submit that uploaded data, in microseconds.
     #[func]
     fn get_last_submit_usec(&self) -> i64 {
+        main_thread_only!("AnimatedMeshInstance", "get_last_submit_usec");
         self.last_submit_usec
     }
 
     /// Pushes the instances to the GPU (only the clock if nothing changed).
     #[func]
     fn submit(&mut self) {
+        main_thread_only!("AnimatedMeshInstance", "submit");
         if !self.ensure_gpu() {
             return;
         }
@@ -502,14 +560,22 @@ impl AnimatedMeshInstance {
     }
 }
 
-fn play(inst: &mut Instance, clip: u32, now: f64, blend_time: f32, speed: f32) {
+/// A validated `play_animation` request.
+#[derive(Clone, Copy)]
+struct Playing {
+    clip: u32,
+    blend_time: f32,
+    speed: f32,
+}
+
+fn play(inst: &mut Instance, now: f64, p: Playing) {
     let elapsed = ((now - inst.start) * f64::from(inst.speed)) as f32;
     inst.prev_clip = inst.clip;
     inst.prev_elapsed = elapsed.max(0.0);
-    inst.blend_time = if blend_time > 0.0 { blend_time } else { 0.0 };
-    inst.clip = clip;
+    inst.blend_time = p.blend_time;
+    inst.clip = p.clip;
     inst.start = now;
-    inst.speed = speed;
+    inst.speed = p.speed;
 }
 
 impl AnimatedMeshInstance {
@@ -526,8 +592,56 @@ impl AnimatedMeshInstance {
     }
 
     fn push(&mut self, inst: Instance) -> i32 {
-        self.dirty = true;
-        self.instances.insert(inst) as i32
+        match self.instances.insert(inst) {
+            Some(id) => {
+                self.dirty = true;
+                id as i32
+            }
+            None => {
+                godot_error!(
+                    "vat_crowd: add_instance: no id is left (2^24 ids, each reused up to 127 \
+                     times); clear() starts them afresh; not added"
+                );
+                -1
+            }
+        }
+    }
+
+    /// Checks a clip, blend time and speed for `play_animation(s)`, reporting the first bad one.
+    fn playing(&mut self, clip: i32, blend_time: f64, speed: f64, what: &str) -> Option<Playing> {
+        if !self.clip_ok(clip, what) {
+            return None;
+        }
+        let checked = validate::blend_time(blend_time, "blend time")
+            .and_then(|b| Ok((b, validate::speed(speed, "speed")?)));
+        match checked {
+            Ok((blend_time, speed)) => Some(Playing {
+                clip: clip as u32,
+                blend_time,
+                speed,
+            }),
+            Err(e) => {
+                godot_error!("vat_crowd: {what}: {e}; nothing changed");
+                None
+            }
+        }
+    }
+
+    /// True if `more` instances fit beside the live ones (the 24-bit actor index and the
+    /// renderer's texture size); else reports the limit. Needs the GPU objects.
+    fn room_for(&self, more: usize, what: &str) -> bool {
+        let Some(gpu) = &self.gpu else {
+            return false;
+        };
+        let wanted = self.instances.len() + more;
+        let texels = crowd::record_texels(self.full_transform);
+        match crowd::check_item_count("instances", wanted, texels, gpu.max_texture_size) {
+            Ok(()) => true,
+            Err(e) => {
+                godot_error!("vat_crowd: {what}: {e}; nothing added");
+                false
+            }
+        }
     }
 
     /// The slots of ids `first_id..first_id + n`, or `None` after reporting the first entry whose
@@ -557,7 +671,10 @@ impl AnimatedMeshInstance {
     fn slot_of(&self, id: i32, what: &str) -> Option<usize> {
         let slot = self.instances.slot(i64::from(id));
         if slot.is_none() {
-            godot_error!("vat_crowd: {what}: no instance with id {id} (removed or never added)");
+            godot_error!(
+                "vat_crowd: {what}: no instance with id {id} (removed, cleared or never added); \
+                 nothing changed"
+            );
         }
         slot
     }

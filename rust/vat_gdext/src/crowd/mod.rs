@@ -4,6 +4,7 @@
 
 pub mod data_texture;
 pub mod gpu;
+pub mod guard;
 pub mod looks;
 pub mod material;
 pub mod retained;
