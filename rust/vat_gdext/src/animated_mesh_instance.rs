@@ -16,6 +16,13 @@ use crate::crowd::guard::main_thread_only;
 use crate::crowd::retained::{Instance, RetainedPacker};
 use crate::vertex_animation::VertexAnimation;
 
+// The helpers Godot does not see live in a child module (so they keep private access).
+#[path = "crowd/retained_bulk.rs"]
+mod retained_bulk;
+#[path = "crowd/retained_node.rs"]
+mod retained_node;
+use retained_node::play;
+
 /// Draws many instances of one baked `VertexAnimation`. Instances are retained: add them once,
 /// change them when needed; the node submits changes once per frame (`auto_submit`) with one
 /// texture update per data texture.
@@ -241,73 +248,6 @@ impl AnimatedMeshInstance {
         self.push(inst)
     }
 
-    /// Adds one instance per position with the given yaws (radians), all playing `clip` from now.
-    /// Returns the first id; the ids are consecutive.
-    #[func]
-    fn add_instances(
-        &mut self,
-        positions: PackedVector3Array,
-        yaws: PackedFloat32Array,
-        #[opt(default = 0)] clip: i32,
-    ) -> i32 {
-        main_thread_only!("AnimatedMeshInstance", "add_instances", -1);
-        if !self.ensure_gpu() || !self.clip_ok(clip, "add_instances") {
-            return -1;
-        }
-        if yaws.len() != positions.len() {
-            godot_error!(
-                "vat_crowd: add_instances: {} positions but {} yaws; nothing added",
-                positions.len(),
-                yaws.len()
-            );
-            return -1;
-        }
-        let points = convert::vec3_slice(positions.as_slice());
-        if let Some(i) = points
-            .iter()
-            .zip(yaws.as_slice())
-            .position(|(p, y)| !p.is_finite() || !y.is_finite())
-        {
-            godot_error!("vat_crowd: add_instances: position/yaw {i} is not finite; nothing added");
-            return -1;
-        }
-        if !self.room_for(points.len(), "add_instances") {
-            return -1;
-        }
-        if self.instances.fresh_left() < points.len() {
-            godot_error!(
-                "vat_crowd: add_instances: {} consecutive ids are not left (ids of removed \
-                 instances are not reused in runs; clear() starts them afresh); nothing added",
-                points.len()
-            );
-            return -1;
-        }
-        // Consecutive ids need fresh ones, not recycled ones.
-        let first = self.instances.next_fresh_id() as i32;
-        let now = self.clock.time();
-        for (p, y) in points.iter().zip(yaws.as_slice()) {
-            let inst = Instance {
-                position: *p,
-                yaw: *y,
-                scale: 1.0,
-                basis: crowd::yaw_basis(*y),
-                clip: clip as u32,
-                prev_clip: clip as u32,
-                start: now,
-                speed: 1.0,
-                prev_elapsed: 0.0,
-                blend_time: 0.0,
-                tint: [1.0; 4],
-                variation: 0,
-            };
-            self.instances
-                .insert_fresh(inst)
-                .expect("checked fresh_left");
-        }
-        self.dirty = true;
-        first
-    }
-
     /// Moves instance `id`.
     #[func]
     fn set_instance_transform(&mut self, id: i32, transform: Transform3D) {
@@ -343,80 +283,6 @@ impl AnimatedMeshInstance {
         )
     }
 
-    /// Sets positions and yaws of instances `first_id`, `first_id + 1`, … in one call. If any
-    /// entry is bad (an unknown id, a value that is not finite) it reports the first and changes
-    /// nothing.
-    #[func]
-    fn set_transforms(
-        &mut self,
-        positions: PackedVector3Array,
-        yaws: PackedFloat32Array,
-        #[opt(default = 0)] first_id: i32,
-    ) {
-        main_thread_only!("AnimatedMeshInstance", "set_transforms");
-        if yaws.len() != positions.len() {
-            godot_error!(
-                "vat_crowd: set_transforms: {} positions but {} yaws; unchanged",
-                positions.len(),
-                yaws.len()
-            );
-            return;
-        }
-        let points = convert::vec3_slice(positions.as_slice());
-        let finite = |i: usize| points[i].is_finite() && yaws[i].is_finite();
-        let Some(slots) = self.slots_for(first_id, points.len(), finite, "set_transforms") else {
-            return;
-        };
-        for ((slot, p), y) in slots.zip(points).zip(yaws.as_slice()) {
-            let inst = self.instances.slot_mut(slot);
-            inst.position = *p;
-            inst.yaw = *y;
-            inst.basis = crowd::yaw_basis(*y).map(|c| c * inst.scale);
-        }
-        self.dirty = true;
-    }
-
-    /// Sets whole transforms of instances `first_id`, `first_id + 1`, … in one call: 12 floats
-    /// each, in the layout of `MultiMesh.buffer` for 3D transforms (the 3x4 matrix row by row:
-    /// `basis.x.x, basis.y.x, basis.z.x, origin.x, basis.x.y, …`). Tilt, non-uniform scale and
-    /// shear are drawn with `full_transform`; without it, as `set_instance_transform`, the yaw and
-    /// the basis x axis' length as uniform scale. If any entry is bad (an unknown id, a value that
-    /// is not finite) it reports the first and changes nothing.
-    #[func]
-    fn set_instance_transforms(
-        &mut self,
-        transforms: PackedFloat32Array,
-        #[opt(default = 0)] first_id: i32,
-    ) {
-        main_thread_only!("AnimatedMeshInstance", "set_instance_transforms");
-        let floats = transforms.as_slice();
-        if !floats.len().is_multiple_of(crowd::TRANSFORM_FLOATS) {
-            godot_error!(
-                "vat_crowd: set_instance_transforms: {} floats is not 12 per instance; unchanged",
-                floats.len()
-            );
-            return;
-        }
-        let poses: Vec<_> = floats
-            .chunks_exact(crowd::TRANSFORM_FLOATS)
-            .map(|r| {
-                let t = convert::transform_from_rows(r);
-                convert::actor_pose(t).map(|pose| (pose, convert::basis_cols(t)))
-            })
-            .collect();
-        let finite = |i: usize| poses[i].is_some();
-        let Some(slots) = self.slots_for(first_id, poses.len(), finite, "set_instance_transforms")
-        else {
-            return;
-        };
-        for (slot, pose) in slots.zip(poses) {
-            let ((position, yaw, scale), basis) = pose.expect("checked");
-            let inst = self.instances.slot_mut(slot);
-            (inst.position, inst.yaw, inst.scale, inst.basis) = (position, yaw, scale, basis);
-        }
-        self.dirty = true;
-    }
-
     /// Makes instance `id` play `clip` from now at `speed`, cross-fading from what it played over
     /// `blend_time` seconds.
     #[func]
@@ -436,37 +302,6 @@ impl AnimatedMeshInstance {
         };
         let now = self.clock.time();
         play(self.instances.slot_mut(slot), now, playing);
-        self.dirty = true;
-    }
-
-    /// `play_animation` for many instances at once. If any entry is bad (an unknown id; a clip,
-    /// blend time or speed out of range) it reports the first and changes nothing; what it
-    /// changes goes up at the next `submit()`.
-    #[func]
-    fn play_animations(
-        &mut self,
-        ids: PackedInt32Array,
-        clip: i32,
-        #[opt(default = 0.0)] blend_time: f64,
-        #[opt(default = 1.0)] speed: f64,
-    ) {
-        main_thread_only!("AnimatedMeshInstance", "play_animations");
-        let Some(playing) = self.playing(clip, blend_time, speed, "play_animations") else {
-            return;
-        };
-        // Every id is checked before any instance changes.
-        let Some(slots) = ids
-            .as_slice()
-            .iter()
-            .map(|&id| self.slot_of(id, "play_animations"))
-            .collect::<Option<Vec<usize>>>()
-        else {
-            return;
-        };
-        let now = self.clock.time();
-        for slot in slots {
-            play(self.instances.slot_mut(slot), now, playing);
-        }
         self.dirty = true;
     }
 
@@ -557,200 +392,5 @@ impl AnimatedMeshInstance {
         self.update_billboard();
         self.dirty = false;
         self.last_submit_usec = started.elapsed().as_micros() as i64;
-    }
-}
-
-/// A validated `play_animation` request.
-#[derive(Clone, Copy)]
-struct Playing {
-    clip: u32,
-    blend_time: f32,
-    speed: f32,
-}
-
-fn play(inst: &mut Instance, now: f64, p: Playing) {
-    let elapsed = ((now - inst.start) * f64::from(inst.speed)) as f32;
-    inst.prev_clip = inst.clip;
-    inst.prev_elapsed = elapsed.max(0.0);
-    inst.blend_time = p.blend_time;
-    inst.clip = p.clip;
-    inst.start = now;
-    inst.speed = p.speed;
-}
-
-impl AnimatedMeshInstance {
-    /// Points the shader's billboard at the current camera (in this node's space), or turns it off.
-    fn update_billboard(&mut self) {
-        let camera = if self.billboard {
-            crowd_camera(&self.base())
-        } else {
-            None
-        };
-        if let Some(gpu) = &mut self.gpu {
-            gpu.set_billboard(camera);
-        }
-    }
-
-    fn push(&mut self, inst: Instance) -> i32 {
-        match self.instances.insert(inst) {
-            Some(id) => {
-                self.dirty = true;
-                id as i32
-            }
-            None => {
-                godot_error!(
-                    "vat_crowd: add_instance: no id is left (2^24 ids, each reused up to 127 \
-                     times); clear() starts them afresh; not added"
-                );
-                -1
-            }
-        }
-    }
-
-    /// Checks a clip, blend time and speed for `play_animation(s)`, reporting the first bad one.
-    fn playing(&mut self, clip: i32, blend_time: f64, speed: f64, what: &str) -> Option<Playing> {
-        if !self.clip_ok(clip, what) {
-            return None;
-        }
-        let checked = validate::blend_time(blend_time, "blend time")
-            .and_then(|b| Ok((b, validate::speed(speed, "speed")?)));
-        match checked {
-            Ok((blend_time, speed)) => Some(Playing {
-                clip: clip as u32,
-                blend_time,
-                speed,
-            }),
-            Err(e) => {
-                godot_error!("vat_crowd: {what}: {e}; nothing changed");
-                None
-            }
-        }
-    }
-
-    /// True if `more` instances fit beside the live ones (the 24-bit actor index and the
-    /// renderer's texture size); else reports the limit. Needs the GPU objects.
-    fn room_for(&self, more: usize, what: &str) -> bool {
-        let Some(gpu) = &self.gpu else {
-            return false;
-        };
-        let wanted = self.instances.len() + more;
-        let texels = crowd::record_texels(self.full_transform);
-        match crowd::check_item_count("instances", wanted, texels, gpu.max_texture_size) {
-            Ok(()) => true,
-            Err(e) => {
-                godot_error!("vat_crowd: {what}: {e}; nothing added");
-                false
-            }
-        }
-    }
-
-    /// The slots of ids `first_id..first_id + n`, or `None` after reporting the first entry whose
-    /// id is unknown or that `valid(entry)` rejects as not finite.
-    fn slots_for(
-        &self,
-        first_id: i32,
-        n: usize,
-        valid: impl Fn(usize) -> bool,
-        what: &str,
-    ) -> Option<std::vec::IntoIter<usize>> {
-        let mut slots = Vec::with_capacity(n);
-        for i in 0..n {
-            let id = first_id.saturating_add(i as i32);
-            let slot = self.slot_of(id, what)?;
-            if !valid(i) {
-                godot_error!(
-                    "vat_crowd: {what}: entry {i} (id {id}) is not finite; nothing changed"
-                );
-                return None;
-            }
-            slots.push(slot);
-        }
-        Some(slots.into_iter())
-    }
-
-    fn slot_of(&self, id: i32, what: &str) -> Option<usize> {
-        let slot = self.instances.slot(i64::from(id));
-        if slot.is_none() {
-            godot_error!(
-                "vat_crowd: {what}: no instance with id {id} (removed, cleared or never added); \
-                 nothing changed"
-            );
-        }
-        slot
-    }
-
-    fn clip_ok(&mut self, clip: i32, what: &str) -> bool {
-        if !self.ensure_gpu() {
-            return false;
-        }
-        if clip < 0 || clip as u32 >= self.clip_count {
-            godot_error!(
-                "vat_crowd: {what}: clip {clip} out of range ({} clips)",
-                self.clip_count
-            );
-            return false;
-        }
-        true
-    }
-
-    fn variation_ok(&self, variation: i32, what: &str) -> bool {
-        if variation < 0 || variation as u32 >= self.variation_count {
-            godot_error!(
-                "vat_crowd: {what}: variation {variation} out of range ({} variations)",
-                self.variation_count
-            );
-            return false;
-        }
-        true
-    }
-
-    fn reset_gpu(&mut self) {
-        if let Some(gpu) = self.gpu.take() {
-            gpu.free();
-        }
-        self.gpu_error = None;
-        // New textures hold nothing yet.
-        self.instances.mark_all();
-        self.dirty = true;
-    }
-
-    fn ensure_gpu(&mut self) -> bool {
-        if self.gpu.is_some() {
-            return true;
-        }
-        let result = (|| {
-            let animation = self
-                .animation
-                .clone()
-                .ok_or_else(|| "no animation is set".to_string())?;
-            if !animation.bind().is_baked() {
-                return Err(format!("animation '{}' is not baked", animation.get_path()));
-            }
-            let mut owner = self.to_gd().upcast::<Node3D>();
-            let gpu = CrowdGpu::new(
-                &mut owner,
-                std::slice::from_ref(&animation),
-                std::slice::from_ref(&self.material_override),
-                shadow_setting(self.cast_shadow),
-                self.full_transform,
-            )?;
-            self.clip_count = animation.bind().get_clip_count() as u32;
-            self.variation_count = animation
-                .bind()
-                .get_variations()
-                .map_or(1, |v| v.get_layers().max(1) as u32);
-            Ok(gpu)
-        })();
-        match result {
-            Ok(gpu) => {
-                self.gpu = Some(gpu);
-                true
-            }
-            Err(e) => {
-                let name = self.base().get_name().to_string();
-                report_once(&mut self.gpu_error, &name, e);
-                false
-            }
-        }
     }
 }
