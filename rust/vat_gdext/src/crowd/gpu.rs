@@ -189,6 +189,26 @@ impl CrowdGpu {
     }
 }
 
+/// Refuses a model whose vertex animation texture (vertices x frames texels, at most 16384 wide)
+/// is larger than the renderer takes: created anyway, it would fail to upload and draw nothing.
+fn check_vat_size(animation: &Gd<VertexAnimation>, max_texture_size: u32) -> Result<(), String> {
+    let a = animation.bind();
+    let Some(texture) = a.get_position_texture() else {
+        return Ok(());
+    };
+    let (w, h) = (texture.get_width(), texture.get_height());
+    if w.max(h) as u32 > max_texture_size {
+        return Err(format!(
+            "its vertex animation texture ({} vertices x {} frames) is {w} x {h} texels, larger \
+             than the {max_texture_size} x {max_texture_size} this renderer takes; bake fewer \
+             frames (lower fps, fewer clips) or a simpler mesh",
+            a.get_vertex_count(),
+            a.get_frame_count()
+        ));
+    }
+    Ok(())
+}
+
 impl ModelGpu {
     fn new(
         owner: &mut Gd<Node3D>,
@@ -203,6 +223,7 @@ impl ModelGpu {
                 animation.get_path()
             ));
         }
+        check_vat_size(animation, max_texture_size)?;
         let mut materials = material::surface_materials(animation, override_material)?;
         for m in materials.iter_mut() {
             material::bind_animation(m, animation);
