@@ -299,6 +299,47 @@ pub fn data_rows(items: usize, texels_per_item: u32) -> u32 {
     rows.min(u64::from(u32::MAX)) as u32
 }
 
+/// The most items (actors, or model instances) of `texels_per_item` texels one crowd can hold
+/// when the renderer's textures are at most `max_texture_size` texels high: the 24-bit actor
+/// index ([`MAX_ACTORS`](crate::layout::MAX_ACTORS)), and the rows of a
+/// [`DATA_TEXTURE_WIDTH`]-wide data texture (capped at
+/// [`MAX_TEXTURE_SIZE`](crate::layout::MAX_TEXTURE_SIZE), which is what we create).
+pub fn item_limit(texels_per_item: u32, max_texture_size: u32) -> usize {
+    let rows = u64::from(max_texture_size.min(crate::layout::MAX_TEXTURE_SIZE));
+    let per_row = u64::from(DATA_TEXTURE_WIDTH / texels_per_item.max(1));
+    (rows * per_row).min(u64::from(crate::layout::MAX_ACTORS)) as usize
+}
+
+/// Checks that `wanted` items of `texels_per_item` texels fit one crowd (see [`item_limit`]);
+/// [`VatError::TooManyItems`] names the limit that stops them.
+pub fn check_item_count(
+    what: &'static str,
+    wanted: usize,
+    texels_per_item: u32,
+    max_texture_size: u32,
+) -> Result<()> {
+    let max = item_limit(texels_per_item, max_texture_size);
+    if wanted <= max {
+        return Ok(());
+    }
+    let rows = max_texture_size.min(crate::layout::MAX_TEXTURE_SIZE);
+    let by_texture = u64::from(rows) * u64::from(DATA_TEXTURE_WIDTH / texels_per_item.max(1));
+    let limit = if by_texture < u64::from(crate::layout::MAX_ACTORS) {
+        format!(
+            "a data texture of {DATA_TEXTURE_WIDTH} x {rows} texels (the renderer's largest) at \
+             {texels_per_item} texels each"
+        )
+    } else {
+        "an instance names its actor with a 24-bit index".to_string()
+    };
+    Err(VatError::TooManyItems {
+        what,
+        wanted: wanted as u64,
+        max: max as u64,
+        limit,
+    })
+}
+
 /// True if position, yaw and scale are all finite.
 pub fn check_transform(position: Vec3, yaw: f32, scale: f32) -> bool {
     position.is_finite() && yaw.is_finite() && scale.is_finite()

@@ -18,6 +18,7 @@ use crate::crowd::{
 use crate::error::{Result, VatError};
 use crate::half::pack_half2;
 use crate::layout::{BLEND_BIAS, MAX_ACTORS, MAX_CLIPS, MODEL_INSTANCE_BYTES};
+use crate::validate;
 
 /// Items from which a bulk call splits its work over rayon tasks.
 pub const PARALLEL_MIN_ITEMS: usize = 1 << 18;
@@ -101,7 +102,7 @@ pub struct BulkOptions {
 ///
 /// Errors: [`VatError::BadLength`] if `out` or an array does not match the actor count;
 /// [`VatError::IndexOutOfRange`] for a clip outside `0..options.n_clips`; [`VatError::NonFinite`] for a
-/// position, yaw or start time. The lowest offending actor is reported, and `out` is untouched.
+/// position or yaw; [`VatError::BadValue`] for a start time outside [`validate::crowd_time`]'s rule. The lowest offending actor is reported, and `out` is untouched.
 pub fn pack_actors_bulk(
     out: &mut [f32],
     positions: &[Vec3],
@@ -341,7 +342,10 @@ impl BulkActors<'_> {
         };
         let n_clips = self.n_clips;
         placed
-            && self.start_times.is_none_or(all_finite)
+            && self.start_times.is_none_or(|s| {
+                s.iter()
+                    .fold(true, |ok, &t| ok & validate::time_ok(f64::from(t)))
+            })
             && self
                 .clips
                 .is_none_or(|c| c.iter().fold(true, |ok, &c| ok & ((c as u32) < n_clips)))
@@ -408,8 +412,8 @@ impl BulkActors<'_> {
                 }
             }
         }
-        if self.start_times.is_some_and(|s| !s[i].is_finite()) {
-            return non_finite("start time");
+        if let Some(s) = self.start_times {
+            validate::crowd_time(f64::from(s[i]), &format!("start time of actor {i}"))?;
         }
         match self.clips.map(|c| c[i]) {
             Some(c) if c < 0 || c as u32 >= self.n_clips => Err(VatError::IndexOutOfRange {
@@ -533,7 +537,8 @@ pub struct BulkBlends<'a> {
 /// Errors, reported for the lowest offending entry with `records` untouched:
 /// [`VatError::BadLength`] if the arrays differ in length or `records` is not whole records;
 /// [`VatError::IndexOutOfRange`] for an actor id or previous clip out of range;
-/// [`VatError::NonFinite`] for a previous start time or blend time.
+/// [`VatError::BadValue`] for a previous start time outside
+/// [`validate::crowd_time`]'s rule or a blend time outside [`validate::blend_time`]'s.
 pub fn apply_blends_bulk(
     records: &mut [f32],
     stride: usize,
@@ -569,16 +574,14 @@ pub fn apply_blends_bulk(
                 len: n_clips as usize,
             });
         }
-        for (what, v) in [
-            ("previous start time", blends.prev_start_times[i]),
-            ("blend time", blends.blend_times[i]),
-        ] {
-            if !v.is_finite() {
-                return Err(VatError::NonFinite {
-                    what: format!("{what} of entry {i}"),
-                });
-            }
-        }
+        validate::crowd_time(
+            f64::from(blends.prev_start_times[i]),
+            &format!("previous start time of entry {i}"),
+        )?;
+        validate::blend_time(
+            f64::from(blends.blend_times[i]),
+            &format!("blend time of entry {i}"),
+        )?;
     }
     for i in 0..n {
         let at = blends.actor_ids[i] as usize * stride;

@@ -294,6 +294,14 @@ fn bulk_actors_report_the_first_error() {
             len: 3
         })
     );
+    // Start times follow the one crowd-time rule of the single calls: 1e30 is finite but refused.
+    let mut far = starts.clone();
+    far[9_000] = 1e30;
+    far[12_000] = f32::INFINITY;
+    assert!(matches!(
+        pack_actors_bulk(&mut out, &positions, &yaws, None, Some(&far), opts(false)),
+        Err(VatError::BadValue { ref what, .. }) if what == "start time of actor 9000"
+    ));
     positions[16_000].x = f32::NAN;
     positions[19_000].y = f32::INFINITY;
     assert_eq!(
@@ -608,9 +616,11 @@ fn bulk_blends_report_the_first_error_and_write_nothing() {
             },
         ),
         (
-            blends(&[1, 2], &[0, 1], &[0.0, f32::NAN]),
-            VatError::NonFinite {
+            blends(&[1, 2], &[0, 1], &[0.0, f32::INFINITY]),
+            VatError::BadValue {
                 what: "previous start time of entry 1".into(),
+                value: f64::INFINITY,
+                allowed: "finite and within +-2^32 seconds (4294967296)",
             },
         ),
         (
@@ -629,4 +639,34 @@ fn bulk_blends_report_the_first_error_and_write_nothing() {
         );
         assert_eq!(out, before, "a rejected call wrote data");
     }
+}
+
+#[test]
+fn item_limits_follow_the_index_and_the_texture_size() {
+    use crate::layout::{MAX_ACTORS, MAX_TEXTURE_SIZE};
+    // At 16384 rows both record sizes stop at the 24-bit index (full records fill the texture).
+    assert_eq!(
+        item_limit(ACTOR_TEXELS, MAX_TEXTURE_SIZE),
+        MAX_ACTORS as usize
+    );
+    assert_eq!(
+        item_limit(ACTOR_TEXELS_FULL, MAX_TEXTURE_SIZE),
+        MAX_ACTORS as usize
+    );
+    assert_eq!(
+        item_limit(1, 1 << 20),
+        MAX_ACTORS as usize,
+        "we create at most 16384 rows"
+    );
+    // A renderer with smaller textures halves the full records' room.
+    assert_eq!(item_limit(ACTOR_TEXELS_FULL, 8192), 1 << 23);
+    assert!(check_item_count("actors", 1 << 24, ACTOR_TEXELS_FULL, 16384).is_ok());
+    let e = check_item_count("actors", (1 << 24) + 1, ACTOR_TEXELS_FULL, 16384).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "16777217 actors are more than the 16777216 one crowd can hold (an instance names its \
+         actor with a 24-bit index)"
+    );
+    let e = check_item_count("actors", (1 << 23) + 1, ACTOR_TEXELS_FULL, 8192).unwrap_err();
+    assert!(e.to_string().contains("4096 x 8192 texels"), "{e}");
 }

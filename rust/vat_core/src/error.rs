@@ -98,6 +98,26 @@ pub enum VatError {
         /// The number of valid indices.
         len: usize,
     },
+    /// A crowd value (speed, time, blend time) outside what the crowd can store or play.
+    BadValue {
+        /// What it is and where, e.g. `"speed of entry 3"`.
+        what: String,
+        /// The rejected value.
+        value: f64,
+        /// The values allowed, e.g. `"finite, within +-65504 (stored as f16)"`.
+        allowed: &'static str,
+    },
+    /// A crowd would outgrow what one crowd node can address or the renderer can hold.
+    TooManyItems {
+        /// What is counted, e.g. `"instances"`.
+        what: &'static str,
+        /// How many the call would make.
+        wanted: u64,
+        /// How many fit.
+        max: u64,
+        /// Which limit sets `max`, e.g. `"24-bit actor index"`.
+        limit: String,
+    },
     /// Parallel arrays handed to a bulk call differ in length (not tied to a mesh).
     BadLength {
         /// Which array, e.g. `"yaws"`.
@@ -156,6 +176,13 @@ impl fmt::Display for VatError {
             IndexOutOfRange { what, index, len } => {
                 write!(f, "{what} {index} is out of range; valid values are 0 to {len} (exclusive)")
             }
+            BadValue { what, value, allowed } => {
+                write!(f, "{what} {value} is not allowed; it must be {allowed}")
+            }
+            TooManyItems { what, wanted, max, limit } => write!(
+                f,
+                "{wanted} {what} are more than the {max} one crowd can hold ({limit})"
+            ),
             BadLength { what, expected, got } => {
                 write!(f, "{what} has {got} entries but {expected} were expected")
             }

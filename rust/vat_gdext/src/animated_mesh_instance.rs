@@ -7,12 +7,21 @@ use godot::prelude::*;
 use vat_core::clock::CrowdClock;
 use vat_core::crowd;
 use vat_core::slots::IdSlots;
+use vat_core::validate;
 
 use crate::animated_actor_mesh_instance::shadow_setting;
 use crate::convert;
 use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
+use crate::crowd::guard::main_thread_only;
 use crate::crowd::retained::{Instance, RetainedPacker};
 use crate::vertex_animation::VertexAnimation;
+
+// The helpers Godot does not see live in a child module (so they keep private access).
+#[path = "crowd/retained_bulk.rs"]
+mod retained_bulk;
+#[path = "crowd/retained_node.rs"]
+mod retained_node;
+use retained_node::play;
 
 /// Draws many instances of one baked `VertexAnimation`. Instances are retained: add them once,
 /// change them when needed; the node submits changes once per frame (`auto_submit`) with one
@@ -89,12 +98,6 @@ impl INode3D for AnimatedMeshInstance {
             self.update_billboard();
         }
     }
-
-    fn exit_tree(&mut self) {
-        if let Some(gpu) = self.gpu.take() {
-            gpu.free();
-        }
-    }
 }
 
 #[godot_api]
@@ -102,24 +105,28 @@ impl AnimatedMeshInstance {
     /// The baked character drawn.
     #[func]
     fn get_animation(&self) -> Option<Gd<VertexAnimation>> {
+        main_thread_only!("AnimatedMeshInstance", "get_animation");
         self.animation.clone()
     }
 
     /// The material override.
     #[func]
     fn get_material_override(&self) -> Option<Gd<Material>> {
+        main_thread_only!("AnimatedMeshInstance", "get_material_override");
         self.material_override.clone()
     }
 
     /// Shadow casting.
     #[func]
     fn get_cast_shadow(&self) -> i32 {
+        main_thread_only!("AnimatedMeshInstance", "get_cast_shadow");
         self.cast_shadow
     }
 
     /// Sets the baked character (instances are kept; their clips must exist in it).
     #[func]
     fn set_animation(&mut self, animation: Option<Gd<VertexAnimation>>) {
+        main_thread_only!("AnimatedMeshInstance", "set_animation");
         self.animation = animation;
         self.reset_gpu();
     }
@@ -127,6 +134,7 @@ impl AnimatedMeshInstance {
     /// Sets the material override.
     #[func]
     fn set_material_override(&mut self, material: Option<Gd<Material>>) {
+        main_thread_only!("AnimatedMeshInstance", "set_material_override");
         self.material_override = material;
         self.reset_gpu();
     }
@@ -134,6 +142,7 @@ impl AnimatedMeshInstance {
     /// Sets shadow casting.
     #[func]
     fn set_cast_shadow(&mut self, setting: i32) {
+        main_thread_only!("AnimatedMeshInstance", "set_cast_shadow");
         self.cast_shadow = setting;
         self.reset_gpu();
     }
@@ -141,6 +150,7 @@ impl AnimatedMeshInstance {
     /// Whether instances store their whole 3x4 transform.
     #[func]
     fn get_full_transform(&self) -> bool {
+        main_thread_only!("AnimatedMeshInstance", "get_full_transform");
         self.full_transform
     }
 
@@ -148,6 +158,19 @@ impl AnimatedMeshInstance {
     /// redrawn the new way at the next submit).
     #[func]
     fn set_full_transform(&mut self, full: bool) {
+        main_thread_only!("AnimatedMeshInstance", "set_full_transform");
+        if full && !self.full_transform {
+            if let Some(gpu) = &self.gpu {
+                let texels = crowd::record_texels(true);
+                let n = self.instances.len();
+                if let Err(e) =
+                    crowd::check_item_count("instances", n, texels, gpu.max_texture_size)
+                {
+                    godot_error!("vat_crowd: set_full_transform: {e}; full_transform stays off");
+                    return;
+                }
+            }
+        }
         if full != self.full_transform {
             self.full_transform = full;
             self.reset_gpu();
@@ -157,12 +180,22 @@ impl AnimatedMeshInstance {
     /// The crowd clock in seconds.
     #[func]
     fn get_time(&self) -> f64 {
+        main_thread_only!("AnimatedMeshInstance", "get_time");
         self.clock.time()
     }
 
-    /// Sets the crowd clock (for deterministic rendering, or to jump).
+    /// Sets the crowd clock (for deterministic rendering, or to jump). A time that is not finite
+    /// or beyond +-2^32 s is refused with an error (the clock keeps its time).
     #[func]
     fn set_time(&mut self, time: f64) {
+        main_thread_only!("AnimatedMeshInstance", "set_time");
+        if let Err(e) = validate::crowd_time(time, "time") {
+            godot_error!(
+                "vat_crowd: AnimatedMeshInstance.time: {e}; the clock keeps {}",
+                self.clock.time()
+            );
+            return;
+        }
         let old = self.clock.origin();
         self.clock.set_time(time);
         if self.clock.origin() != old {
@@ -182,6 +215,7 @@ impl AnimatedMeshInstance {
         #[opt(default = Color::WHITE)] tint: Color,
         #[opt(default = 0)] variation: i32,
     ) -> i32 {
+        main_thread_only!("AnimatedMeshInstance", "add_instance", -1);
         if !self.ensure_gpu() {
             return -1;
         }
@@ -191,7 +225,10 @@ impl AnimatedMeshInstance {
             );
             return -1;
         };
-        if !self.clip_ok(clip, "add_instance") || !self.variation_ok(variation, "add_instance") {
+        if !self.clip_ok(clip, "add_instance")
+            || !self.variation_ok(variation, "add_instance")
+            || !self.room_for(1, "add_instance")
+        {
             return -1;
         }
         let inst = Instance {
@@ -211,62 +248,10 @@ impl AnimatedMeshInstance {
         self.push(inst)
     }
 
-    /// Adds one instance per position with the given yaws (radians), all playing `clip` from now.
-    /// Returns the first id; the ids are consecutive.
-    #[func]
-    fn add_instances(
-        &mut self,
-        positions: PackedVector3Array,
-        yaws: PackedFloat32Array,
-        #[opt(default = 0)] clip: i32,
-    ) -> i32 {
-        if !self.ensure_gpu() || !self.clip_ok(clip, "add_instances") {
-            return -1;
-        }
-        if yaws.len() != positions.len() {
-            godot_error!(
-                "vat_crowd: add_instances: {} positions but {} yaws; nothing added",
-                positions.len(),
-                yaws.len()
-            );
-            return -1;
-        }
-        let points = convert::vec3_slice(positions.as_slice());
-        if let Some(i) = points
-            .iter()
-            .zip(yaws.as_slice())
-            .position(|(p, y)| !p.is_finite() || !y.is_finite())
-        {
-            godot_error!("vat_crowd: add_instances: position/yaw {i} is not finite; nothing added");
-            return -1;
-        }
-        // Consecutive ids need fresh ones, not recycled ones.
-        let first = self.instances.next_fresh_id() as i32;
-        let now = self.clock.time();
-        for (p, y) in points.iter().zip(yaws.as_slice()) {
-            let inst = Instance {
-                position: *p,
-                yaw: *y,
-                scale: 1.0,
-                basis: crowd::yaw_basis(*y),
-                clip: clip as u32,
-                prev_clip: clip as u32,
-                start: now,
-                speed: 1.0,
-                prev_elapsed: 0.0,
-                blend_time: 0.0,
-                tint: [1.0; 4],
-                variation: 0,
-            };
-            self.instances.insert_fresh(inst);
-        }
-        self.dirty = true;
-        first
-    }
-
     /// Moves instance `id`.
     #[func]
     fn set_instance_transform(&mut self, id: i32, transform: Transform3D) {
+        main_thread_only!("AnimatedMeshInstance", "set_instance_transform");
         let Some(slot) = self.slot_of(id, "set_instance_transform") else {
             return;
         };
@@ -286,6 +271,7 @@ impl AnimatedMeshInstance {
     /// are drawn because `full_transform` is off), or the identity after an error for an unknown id.
     #[func]
     fn get_instance_transform(&self, id: i32) -> Transform3D {
+        main_thread_only!("AnimatedMeshInstance", "get_instance_transform");
         let Some(slot) = self.slot_of(id, "get_instance_transform") else {
             return Transform3D::IDENTITY;
         };
@@ -295,78 +281,6 @@ impl AnimatedMeshInstance {
             Basis::from_cols(x, y, z),
             convert::to_vector3(inst.position),
         )
-    }
-
-    /// Sets positions and yaws of instances `first_id`, `first_id + 1`, … in one call. If any
-    /// entry is bad (an unknown id, a value that is not finite) it reports the first and changes
-    /// nothing.
-    #[func]
-    fn set_transforms(
-        &mut self,
-        positions: PackedVector3Array,
-        yaws: PackedFloat32Array,
-        #[opt(default = 0)] first_id: i32,
-    ) {
-        if yaws.len() != positions.len() {
-            godot_error!(
-                "vat_crowd: set_transforms: {} positions but {} yaws; unchanged",
-                positions.len(),
-                yaws.len()
-            );
-            return;
-        }
-        let points = convert::vec3_slice(positions.as_slice());
-        let finite = |i: usize| points[i].is_finite() && yaws[i].is_finite();
-        let Some(slots) = self.slots_for(first_id, points.len(), finite, "set_transforms") else {
-            return;
-        };
-        for ((slot, p), y) in slots.zip(points).zip(yaws.as_slice()) {
-            let inst = self.instances.slot_mut(slot);
-            inst.position = *p;
-            inst.yaw = *y;
-            inst.basis = crowd::yaw_basis(*y).map(|c| c * inst.scale);
-        }
-        self.dirty = true;
-    }
-
-    /// Sets whole transforms of instances `first_id`, `first_id + 1`, … in one call: 12 floats
-    /// each, in the layout of `MultiMesh.buffer` for 3D transforms (the 3x4 matrix row by row:
-    /// `basis.x.x, basis.y.x, basis.z.x, origin.x, basis.x.y, …`). Tilt, non-uniform scale and
-    /// shear are drawn with `full_transform`; without it, as `set_instance_transform`, the yaw and
-    /// the basis x axis' length as uniform scale. If any entry is bad (an unknown id, a value that
-    /// is not finite) it reports the first and changes nothing.
-    #[func]
-    fn set_instance_transforms(
-        &mut self,
-        transforms: PackedFloat32Array,
-        #[opt(default = 0)] first_id: i32,
-    ) {
-        let floats = transforms.as_slice();
-        if !floats.len().is_multiple_of(crowd::TRANSFORM_FLOATS) {
-            godot_error!(
-                "vat_crowd: set_instance_transforms: {} floats is not 12 per instance; unchanged",
-                floats.len()
-            );
-            return;
-        }
-        let poses: Vec<_> = floats
-            .chunks_exact(crowd::TRANSFORM_FLOATS)
-            .map(|r| {
-                let t = convert::transform_from_rows(r);
-                convert::actor_pose(t).map(|pose| (pose, convert::basis_cols(t)))
-            })
-            .collect();
-        let finite = |i: usize| poses[i].is_some();
-        let Some(slots) = self.slots_for(first_id, poses.len(), finite, "set_instance_transforms")
-        else {
-            return;
-        };
-        for (slot, pose) in slots.zip(poses) {
-            let ((position, yaw, scale), basis) = pose.expect("checked");
-            let inst = self.instances.slot_mut(slot);
-            (inst.position, inst.yaw, inst.scale, inst.basis) = (position, yaw, scale, basis);
-        }
-        self.dirty = true;
     }
 
     /// Makes instance `id` play `clip` from now at `speed`, cross-fading from what it played over
@@ -379,49 +293,22 @@ impl AnimatedMeshInstance {
         #[opt(default = 0.0)] blend_time: f64,
         #[opt(default = 1.0)] speed: f64,
     ) {
+        main_thread_only!("AnimatedMeshInstance", "play_animation");
         let Some(slot) = self.slot_of(id, "play_animation") else {
             return;
         };
-        if !self.clip_ok(clip, "play_animation") {
+        let Some(playing) = self.playing(clip, blend_time, speed, "play_animation") else {
             return;
-        }
+        };
         let now = self.clock.time();
-        let inst = self.instances.slot_mut(slot);
-        play(inst, clip as u32, now, blend_time as f32, speed as f32);
-        self.dirty = true;
-    }
-
-    /// `play_animation` for many instances at once.
-    #[func]
-    fn play_animations(
-        &mut self,
-        ids: PackedInt32Array,
-        clip: i32,
-        #[opt(default = 0.0)] blend_time: f64,
-        #[opt(default = 1.0)] speed: f64,
-    ) {
-        if !self.clip_ok(clip, "play_animations") {
-            return;
-        }
-        let now = self.clock.time();
-        for &id in ids.as_slice() {
-            let Some(slot) = self.slot_of(id, "play_animations") else {
-                return;
-            };
-            play(
-                self.instances.slot_mut(slot),
-                clip as u32,
-                now,
-                blend_time as f32,
-                speed as f32,
-            );
-        }
+        play(self.instances.slot_mut(slot), now, playing);
         self.dirty = true;
     }
 
     /// Sets the tint of instance `id`.
     #[func]
     fn set_instance_tint(&mut self, id: i32, tint: Color) {
+        main_thread_only!("AnimatedMeshInstance", "set_instance_tint");
         let Some(slot) = self.slot_of(id, "set_instance_tint") else {
             return;
         };
@@ -432,6 +319,7 @@ impl AnimatedMeshInstance {
     /// Sets the texture variation of instance `id`.
     #[func]
     fn set_instance_variation(&mut self, id: i32, variation: i32) {
+        main_thread_only!("AnimatedMeshInstance", "set_instance_variation");
         let Some(slot) = self.slot_of(id, "set_instance_variation") else {
             return;
         };
@@ -444,6 +332,7 @@ impl AnimatedMeshInstance {
     /// Removes instance `id`; the other ids stay valid.
     #[func]
     fn remove_instance(&mut self, id: i32) {
+        main_thread_only!("AnimatedMeshInstance", "remove_instance");
         if self.slot_of(id, "remove_instance").is_some() {
             self.instances.remove(i64::from(id));
             self.dirty = true;
@@ -453,6 +342,7 @@ impl AnimatedMeshInstance {
     /// Removes every instance.
     #[func]
     fn clear(&mut self) {
+        main_thread_only!("AnimatedMeshInstance", "clear");
         self.instances.clear();
         self.dirty = true;
     }
@@ -460,18 +350,21 @@ impl AnimatedMeshInstance {
     /// Live instances.
     #[func]
     fn get_instance_count(&self) -> i32 {
+        main_thread_only!("AnimatedMeshInstance", "get_instance_count");
         self.instances.len() as i32
     }
 
     /// CPU time of the last submit that uploaded data, in microseconds.
     #[func]
     fn get_last_submit_usec(&self) -> i64 {
+        main_thread_only!("AnimatedMeshInstance", "get_last_submit_usec");
         self.last_submit_usec
     }
 
     /// Pushes the instances to the GPU (only the clock if nothing changed).
     #[func]
     fn submit(&mut self) {
+        main_thread_only!("AnimatedMeshInstance", "submit");
         if !self.ensure_gpu() {
             return;
         }
@@ -499,141 +392,5 @@ impl AnimatedMeshInstance {
         self.update_billboard();
         self.dirty = false;
         self.last_submit_usec = started.elapsed().as_micros() as i64;
-    }
-}
-
-fn play(inst: &mut Instance, clip: u32, now: f64, blend_time: f32, speed: f32) {
-    let elapsed = ((now - inst.start) * f64::from(inst.speed)) as f32;
-    inst.prev_clip = inst.clip;
-    inst.prev_elapsed = elapsed.max(0.0);
-    inst.blend_time = if blend_time > 0.0 { blend_time } else { 0.0 };
-    inst.clip = clip;
-    inst.start = now;
-    inst.speed = speed;
-}
-
-impl AnimatedMeshInstance {
-    /// Points the shader's billboard at the current camera (in this node's space), or turns it off.
-    fn update_billboard(&mut self) {
-        let camera = if self.billboard {
-            crowd_camera(&self.base())
-        } else {
-            None
-        };
-        if let Some(gpu) = &mut self.gpu {
-            gpu.set_billboard(camera);
-        }
-    }
-
-    fn push(&mut self, inst: Instance) -> i32 {
-        self.dirty = true;
-        self.instances.insert(inst) as i32
-    }
-
-    /// The slots of ids `first_id..first_id + n`, or `None` after reporting the first entry whose
-    /// id is unknown or that `valid(entry)` rejects as not finite.
-    fn slots_for(
-        &self,
-        first_id: i32,
-        n: usize,
-        valid: impl Fn(usize) -> bool,
-        what: &str,
-    ) -> Option<std::vec::IntoIter<usize>> {
-        let mut slots = Vec::with_capacity(n);
-        for i in 0..n {
-            let id = first_id.saturating_add(i as i32);
-            let slot = self.slot_of(id, what)?;
-            if !valid(i) {
-                godot_error!(
-                    "vat_crowd: {what}: entry {i} (id {id}) is not finite; nothing changed"
-                );
-                return None;
-            }
-            slots.push(slot);
-        }
-        Some(slots.into_iter())
-    }
-
-    fn slot_of(&self, id: i32, what: &str) -> Option<usize> {
-        let slot = self.instances.slot(i64::from(id));
-        if slot.is_none() {
-            godot_error!("vat_crowd: {what}: no instance with id {id} (removed or never added)");
-        }
-        slot
-    }
-
-    fn clip_ok(&mut self, clip: i32, what: &str) -> bool {
-        if !self.ensure_gpu() {
-            return false;
-        }
-        if clip < 0 || clip as u32 >= self.clip_count {
-            godot_error!(
-                "vat_crowd: {what}: clip {clip} out of range ({} clips)",
-                self.clip_count
-            );
-            return false;
-        }
-        true
-    }
-
-    fn variation_ok(&self, variation: i32, what: &str) -> bool {
-        if variation < 0 || variation as u32 >= self.variation_count {
-            godot_error!(
-                "vat_crowd: {what}: variation {variation} out of range ({} variations)",
-                self.variation_count
-            );
-            return false;
-        }
-        true
-    }
-
-    fn reset_gpu(&mut self) {
-        if let Some(gpu) = self.gpu.take() {
-            gpu.free();
-        }
-        self.gpu_error = None;
-        // New textures hold nothing yet.
-        self.instances.mark_all();
-        self.dirty = true;
-    }
-
-    fn ensure_gpu(&mut self) -> bool {
-        if self.gpu.is_some() {
-            return true;
-        }
-        let result = (|| {
-            let animation = self
-                .animation
-                .clone()
-                .ok_or_else(|| "no animation is set".to_string())?;
-            if !animation.bind().is_baked() {
-                return Err(format!("animation '{}' is not baked", animation.get_path()));
-            }
-            let mut owner = self.to_gd().upcast::<Node3D>();
-            let gpu = CrowdGpu::new(
-                &mut owner,
-                std::slice::from_ref(&animation),
-                std::slice::from_ref(&self.material_override),
-                shadow_setting(self.cast_shadow),
-                self.full_transform,
-            )?;
-            self.clip_count = animation.bind().get_clip_count() as u32;
-            self.variation_count = animation
-                .bind()
-                .get_variations()
-                .map_or(1, |v| v.get_layers().max(1) as u32);
-            Ok(gpu)
-        })();
-        match result {
-            Ok(gpu) => {
-                self.gpu = Some(gpu);
-                true
-            }
-            Err(e) => {
-                let name = self.base().get_name().to_string();
-                report_once(&mut self.gpu_error, &name, e);
-                false
-            }
-        }
     }
 }

@@ -1,6 +1,8 @@
 //! The one place where Godot math types and glam types meet.
 
-use godot::builtin::{Aabb, Basis, Transform3D, Vector2, Vector3};
+use godot::builtin::{Aabb, AnyArray, Array, Basis, Transform3D, Variant, Vector2, Vector3};
+use godot::classes::Object;
+use godot::obj::{Gd, Inherits};
 use vat_core::encode::Bounds;
 
 /// Godot vector to glam.
@@ -102,4 +104,39 @@ pub fn vec3_slice(v: &[Vector3]) -> &[glam::Vec3] {
 /// A Godot colour as RGBA floats.
 pub fn rgba(c: godot::builtin::Color) -> [f32; 4] {
     [c.r, c.g, c.b, c.a]
+}
+
+/// A typed array of `T` (or nulls) from any array, typed or untyped, as Godot's own typed-array
+/// properties convert: every element must be a `T` or null, else the error names the first
+/// element that is not (`what[i]`).
+pub fn typed_objects<T>(array: &AnyArray, what: &str) -> Result<Array<Option<Gd<T>>>, String>
+where
+    T: Inherits<Object> + godot::obj::GodotClass,
+{
+    let mut out: Array<Option<Gd<T>>> = Array::new();
+    for (i, v) in array.iter_shared().enumerate() {
+        if v.is_nil() {
+            out.push(None::<&Gd<T>>);
+            continue;
+        }
+        match v.try_to::<Gd<T>>() {
+            Ok(obj) => out.push(Some(&obj)),
+            Err(_) => {
+                return Err(format!(
+                    "{what}[{i}] is {}, not a {}",
+                    describe(&v),
+                    T::class_id()
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A short description of a variant's type for an error message (an object's class name).
+fn describe(v: &Variant) -> String {
+    match v.try_to::<Gd<Object>>() {
+        Ok(obj) => format!("a {}", obj.get_class()),
+        Err(_) => format!("a {:?} ({v})", v.get_type()),
+    }
 }

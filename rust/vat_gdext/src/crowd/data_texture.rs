@@ -14,6 +14,9 @@ pub struct DataTexture {
     texels_per_item: usize,
     bytes_per_texel: usize,
     capacity: usize,
+    /// The most items the texture may hold (the renderer's texture size; see
+    /// `vat_core::crowd::item_limit`): growth stops there, callers refuse more.
+    max_items: usize,
     bytes: PackedByteArray,
     image: Gd<Image>,
     texture: Option<Gd<ImageTexture>>,
@@ -22,12 +25,14 @@ pub struct DataTexture {
 }
 
 impl DataTexture {
-    /// A texture for items of `texels_per_item` texels of `format` (`bytes_per_texel` bytes each).
+    /// A texture for items of `texels_per_item` texels of `format` (`bytes_per_texel` bytes each),
+    /// never higher than `max_texture_size` rows.
     pub fn new(
         format: Format,
         bytes_per_texel: usize,
         texels_per_item: usize,
         min_items: usize,
+        max_texture_size: u32,
     ) -> Self {
         let mut t = Self {
             format,
@@ -35,6 +40,7 @@ impl DataTexture {
             texels_per_item,
             bytes_per_texel,
             capacity: 0,
+            max_items: vat_core::crowd::item_limit(texels_per_item as u32, max_texture_size),
             bytes: PackedByteArray::new(),
             image: Image::new_gd(),
             texture: None,
@@ -54,8 +60,11 @@ impl DataTexture {
             return false;
         }
         let items_per_row = DATA_TEXTURE_WIDTH as usize / self.texels_per_item;
+        debug_assert!(items <= self.max_items, "callers check the item limit");
+        // Growth stops at the limit, so the texture never outgrows what the renderer takes.
         let wanted = items.max(self.capacity + self.capacity / 2).max(1);
-        self.capacity = wanted.div_ceil(items_per_row) * items_per_row;
+        let rounded = wanted.div_ceil(items_per_row) * items_per_row;
+        self.capacity = rounded.min(self.max_items.max(items));
         self.bytes.resize(self.capacity * self.bytes_per_item);
         self.texture = None;
         true

@@ -10,9 +10,10 @@ use godot::classes::geometry_instance_3d::ShadowCastingSetting;
 use godot::classes::image::Format;
 use godot::classes::multi_mesh::{PhysicsInterpolationQuality, TransformFormat};
 use godot::classes::node::{InternalMode, PhysicsInterpolationMode};
+use godot::classes::rendering_device::Limit;
 use godot::classes::{
     ArrayMesh, EditorInterface, Engine, Material, MultiMesh, MultiMeshInstance3D, Node3D,
-    ShaderMaterial,
+    RenderingServer, ShaderMaterial,
 };
 use godot::prelude::*;
 use vat_core::crowd::{record_texels, LookTable};
@@ -31,6 +32,19 @@ pub fn report_once(last: &mut Option<String>, node: &str, error: String) {
         godot_error!("vat_crowd: {node}: {error}");
         *last = Some(error);
     }
+}
+
+/// The largest 2D texture the renderer takes, in texels per side: the rendering device's limit
+/// (Forward+, Mobile), else (Compatibility, headless) the size every desktop GPU takes, which is
+/// also the most we create (`vat_core::layout::MAX_TEXTURE_SIZE`).
+pub fn renderer_max_texture_size() -> u32 {
+    let fallback = vat_core::layout::MAX_TEXTURE_SIZE;
+    RenderingServer::singleton()
+        .get_rendering_device()
+        .map_or(fallback, |rd| {
+            let limit = rd.limit_get(Limit::MAX_TEXTURE_SIZE_2D);
+            u32::try_from(limit).unwrap_or(u32::MAX).min(fallback)
+        })
 }
 
 /// The current camera's position in `node`'s space, if it is in a tree with a 3D camera: in the
@@ -68,6 +82,9 @@ pub struct CrowdGpu {
     pub models: Vec<ModelGpu>,
     /// The camera the materials' billboard points at (None: billboard off, the shader default).
     billboard: Option<Vector3>,
+    /// The renderer's largest texture side ([`renderer_max_texture_size`]), which with
+    /// `vat_core::crowd::item_limit` bounds how many actors and instances the crowd may hold.
+    pub max_texture_size: u32,
 }
 
 impl CrowdGpu {
@@ -80,20 +97,34 @@ impl CrowdGpu {
         cast_shadow: ShadowCastingSetting,
         full_transform: bool,
     ) -> Result<Self, String> {
+        let max_texture_size = renderer_max_texture_size();
         let mut models = Vec::new();
         for (i, animation) in animations.iter().enumerate() {
             let override_material = override_materials.get(i).and_then(|m| m.as_ref());
-            let mut model = ModelGpu::new(owner, animation, override_material, cast_shadow)
-                .map_err(|e| format!("model {i}: {e}"))?;
+            let mut model = ModelGpu::new(
+                owner,
+                animation,
+                override_material,
+                cast_shadow,
+                max_texture_size,
+            )
+            .map_err(|e| format!("model {i}: {e}"))?;
             for m in model.materials.iter_mut() {
                 m.set_shader_parameter("vat_full_transform", &full_transform.to_variant());
             }
             models.push(model);
         }
         Ok(Self {
-            actors: DataTexture::new(Format::RGBAF, 16, record_texels(full_transform) as usize, 0),
+            actors: DataTexture::new(
+                Format::RGBAF,
+                16,
+                record_texels(full_transform) as usize,
+                0,
+                max_texture_size,
+            ),
             models,
             billboard: None,
+            max_texture_size,
         })
     }
 
@@ -158,12 +189,33 @@ impl CrowdGpu {
     }
 }
 
+/// Refuses a model whose vertex animation texture (vertices x frames texels, at most 16384 wide)
+/// is larger than the renderer takes: created anyway, it would fail to upload and draw nothing.
+fn check_vat_size(animation: &Gd<VertexAnimation>, max_texture_size: u32) -> Result<(), String> {
+    let a = animation.bind();
+    let Some(texture) = a.get_position_texture() else {
+        return Ok(());
+    };
+    let (w, h) = (texture.get_width(), texture.get_height());
+    if w.max(h) as u32 > max_texture_size {
+        return Err(format!(
+            "its vertex animation texture ({} vertices x {} frames) is {w} x {h} texels, larger \
+             than the {max_texture_size} x {max_texture_size} this renderer takes; bake fewer \
+             frames (lower fps, fewer clips) or a simpler mesh",
+            a.get_vertex_count(),
+            a.get_frame_count()
+        ));
+    }
+    Ok(())
+}
+
 impl ModelGpu {
     fn new(
         owner: &mut Gd<Node3D>,
         animation: &Gd<VertexAnimation>,
         override_material: Option<&Gd<Material>>,
         cast_shadow: ShadowCastingSetting,
+        max_texture_size: u32,
     ) -> Result<Self, String> {
         if !animation.bind().is_baked() {
             return Err(format!(
@@ -171,6 +223,7 @@ impl ModelGpu {
                 animation.get_path()
             ));
         }
+        check_vat_size(animation, max_texture_size)?;
         let mut materials = material::surface_materials(animation, override_material)?;
         for m in materials.iter_mut() {
             material::bind_animation(m, animation);
@@ -198,8 +251,8 @@ impl ModelGpu {
             instance,
             multimesh,
             materials,
-            indices: DataTexture::new(Format::RGBA8, 4, 1, 0),
-            looks: DataTexture::new(Format::RGBAF, 16, 2, MAX_LOOKS as usize),
+            indices: DataTexture::new(Format::RGBA8, 4, 1, 0, max_texture_size),
+            looks: DataTexture::new(Format::RGBAF, 16, 2, MAX_LOOKS as usize, max_texture_size),
             bounds,
             mm_capacity: 0,
         })

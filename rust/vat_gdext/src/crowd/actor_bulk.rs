@@ -1,0 +1,170 @@
+//! `AnimatedActorMeshInstance`'s bulk calls: whole frames of actors, model lists and blends from
+//! packed arrays. A child module of the node's file (see its `#[path]`).
+
+use super::*;
+
+#[godot_api(secondary)]
+impl AnimatedActorMeshInstance {
+    /// The bulk form of `set_actor_blend`, for actors set this frame (e.g. by `set_actors`):
+    /// entry `i` makes actor `actor_ids[i]` cross-fade from `prev_clips[i]`, which it had played
+    /// since `prev_start_times[i]` (crowd seconds), into its clip over `blend_times[i]` seconds
+    /// from its start time. List only the actors that switch clips. If any entry is bad (an
+    /// actor or clip out of range, a time that is not finite, arrays of different lengths) it
+    /// reports the first and changes nothing.
+    #[func]
+    fn set_actor_blends(
+        &mut self,
+        actor_ids: PackedInt32Array,
+        prev_clips: PackedInt32Array,
+        prev_start_times: PackedFloat32Array,
+        blend_times: PackedFloat32Array,
+    ) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_actor_blends");
+        let blends = crowd::BulkBlends {
+            actor_ids: actor_ids.as_slice(),
+            prev_clips: prev_clips.as_slice(),
+            prev_start_times: prev_start_times.as_slice(),
+            blend_times: blend_times.as_slice(),
+        };
+        let origin = self.clock.origin();
+        self.apply_blends(&blends, origin, "set_actor_blends");
+    }
+
+    /// Replaces this frame's actors: one per position, with yaw (radians), clip (empty: 0) and
+    /// start time (crowd seconds; empty: 0). Scale 1, speed 1. A model list that indexes actors
+    /// beyond the new count is emptied; set it again with `set_model_actors`.
+    #[func]
+    fn set_actors(
+        &mut self,
+        positions: PackedVector3Array,
+        yaws: PackedFloat32Array,
+        clips: PackedInt32Array,
+        start_times: PackedFloat32Array,
+    ) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_actors");
+        self.sync_models();
+        if !self.ensure_gpu() {
+            return;
+        }
+        let n = positions.len();
+        if !self.actor_room(n, "set_actors") {
+            return;
+        }
+        let points = convert::vec3_slice(positions.as_slice());
+        let origin = self.clock.origin() as f32;
+        let clip_count = self.clip_count;
+        let (stride, full) = (self.stride(), self.full_transform);
+        let gpu = self.gpu.as_mut().expect("ensured");
+        gpu.actors.reserve(n);
+        let out = &mut gpu.actors.floats_mut()[..n * stride];
+        let clips = (!clips.is_empty()).then_some(clips.as_slice());
+        let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
+        let placed = match crowd::pack_actors_bulk(
+            out,
+            points,
+            yaws.as_slice(),
+            clips,
+            starts,
+            crowd::BulkOptions {
+                n_clips: clip_count,
+                time_origin: origin,
+                full_transform: full,
+            },
+        ) {
+            Ok(placed) => placed,
+            Err(e) => {
+                godot_error!("vat_crowd: set_actors: {e}; this frame's actors were not changed");
+                return;
+            }
+        };
+        self.set_actor_count(n);
+        self.placed = PlacedBounds::of_positions(&placed);
+    }
+
+    /// Replaces this frame's actors, one per whole transform: 12 floats each, in the layout of
+    /// `MultiMesh.buffer` for 3D transforms (the 3x4 matrix row by row: `basis.x.x, basis.y.x,
+    /// basis.z.x, origin.x, basis.x.y, …`), so code that fills a MultiMesh buffer can feed it.
+    /// Clips (empty: 0) and start times (crowd seconds; empty: 0) as in `set_actors`. Needs
+    /// `full_transform` (without it an actor stores only position, yaw and scale).
+    #[func]
+    fn set_actor_transforms(
+        &mut self,
+        transforms: PackedFloat32Array,
+        clips: PackedInt32Array,
+        start_times: PackedFloat32Array,
+    ) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_actor_transforms");
+        self.sync_models();
+        if !self.full_transform {
+            godot_error!(
+                "vat_crowd: set_actor_transforms: needs full_transform = true; this frame's \
+                 actors were not changed (use set_actors for positions and yaws)"
+            );
+            return;
+        }
+        if !self.ensure_gpu() {
+            return;
+        }
+        let n = transforms.len() / crowd::TRANSFORM_FLOATS;
+        if !self.actor_room(n, "set_actor_transforms") {
+            return;
+        }
+        let origin = self.clock.origin() as f32;
+        let clip_count = self.clip_count;
+        let gpu = self.gpu.as_mut().expect("ensured");
+        gpu.actors.reserve(n);
+        let out = &mut gpu.actors.floats_mut()[..n * crowd::ACTOR_FLOATS_FULL];
+        let clips = (!clips.is_empty()).then_some(clips.as_slice());
+        let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
+        match crowd::pack_actor_transforms_bulk(
+            out,
+            transforms.as_slice(),
+            clips,
+            starts,
+            clip_count,
+            origin,
+        ) {
+            Ok(placed) => {
+                self.set_actor_count(n);
+                self.placed = PlacedBounds::of_transforms(&placed);
+            }
+            Err(e) => godot_error!(
+                "vat_crowd: set_actor_transforms: {e}; this frame's actors were not changed"
+            ),
+        }
+    }
+
+    /// Replaces model `model_index`'s instances this frame: one per entry of `actor_ids` (indices
+    /// into this frame's actors), all with the same `variation` and `tint`. The model's look
+    /// table starts afresh, so tints may change freely from frame to frame. A list equal to last
+    /// frame's is not uploaded again.
+    #[func]
+    fn set_model_actors(
+        &mut self,
+        model_index: i32,
+        actor_ids: PackedInt32Array,
+        #[opt(default = 0)] variation: i32,
+        #[opt(default = Color::WHITE)] tint: Color,
+    ) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_model_actors");
+        let ids = actor_ids.as_slice();
+        self.fill_model_actors(model_index, ids, variation, tint, false, "set_model_actors");
+    }
+
+    /// Appends instances to model `model_index` this frame, after those of `set_model_actors`,
+    /// earlier `add_model_actors` or `add_model` calls: one per entry of `actor_ids`, all with
+    /// `variation` and `tint`. Call it once per look (e.g. per team colour) to give one model
+    /// several looks in bulk (at most 256 distinct looks per model per frame).
+    #[func]
+    fn add_model_actors(
+        &mut self,
+        model_index: i32,
+        actor_ids: PackedInt32Array,
+        #[opt(default = 0)] variation: i32,
+        #[opt(default = Color::WHITE)] tint: Color,
+    ) {
+        main_thread_only!("AnimatedActorMeshInstance", "add_model_actors");
+        let ids = actor_ids.as_slice();
+        self.fill_model_actors(model_index, ids, variation, tint, true, "add_model_actors");
+    }
+}

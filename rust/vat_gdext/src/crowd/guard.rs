@@ -1,0 +1,40 @@
+//! The crowd nodes' rule for threads: every call runs on the main thread, and a call from any
+//! other thread is refused with one error before it touches the node.
+//!
+//! Why not more: a crowd call writes the node's Rust state (which gdext guards for one thread
+//! only, unless its `experimental-threads` feature is on, which its authors call unsound for now)
+//! and Godot objects (packed arrays, textures, materials, child nodes) through gdext calls that
+//! panic off the main thread. The refusal uses only what is safe on any thread: gdext's own
+//! thread check and Godot's error print, which is thread-safe.
+
+use godot::prelude::*;
+
+/// True on the main thread; elsewhere prints one error naming `class.what` and returns false,
+/// so the caller returns at once (with its "nothing done" value).
+pub fn on_main_thread(class: &str, what: &str) -> bool {
+    if godot::init::is_main_thread() {
+        return true;
+    }
+    godot_error!(
+        "vat_crowd: {class}.{what}() was called off the main thread and did nothing; crowd \
+         nodes are main-thread only (fill packed arrays in the worker, then hand them to the bulk \
+         calls on the main thread, e.g. with call_deferred)"
+    );
+    false
+}
+
+/// Returns from the enclosing `#[func]` (with `Default::default()`, or the given value) unless
+/// it runs on the main thread; see [`on_main_thread`].
+macro_rules! main_thread_only {
+    ($class:literal, $what:literal) => {
+        if !$crate::crowd::guard::on_main_thread($class, $what) {
+            return Default::default();
+        }
+    };
+    ($class:literal, $what:literal, $refused:expr) => {
+        if !$crate::crowd::guard::on_main_thread($class, $what) {
+            return $refused;
+        }
+    };
+}
+pub(crate) use main_thread_only;
