@@ -2,6 +2,7 @@
 //! packed arrays. A child module of the node's file (see its `#[path]`).
 
 use super::*;
+use crate::workers;
 
 #[godot_api(secondary)]
 impl AnimatedActorMeshInstance {
@@ -59,18 +60,22 @@ impl AnimatedActorMeshInstance {
         let out = &mut gpu.actors.floats_mut()[..n * stride];
         let clips = (!clips.is_empty()).then_some(clips.as_slice());
         let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
-        let placed = match crowd::pack_actors_bulk(
-            out,
-            points,
-            yaws.as_slice(),
-            clips,
-            starts,
-            crowd::BulkOptions {
-                n_clips: clip_count,
-                time_origin: origin,
-                full_transform: full,
-            },
-        ) {
+        let yaws = yaws.as_slice();
+        let packed = workers::install(|| {
+            crowd::pack_actors_bulk(
+                out,
+                points,
+                yaws,
+                clips,
+                starts,
+                crowd::BulkOptions {
+                    n_clips: clip_count,
+                    time_origin: origin,
+                    full_transform: full,
+                },
+            )
+        });
+        let placed = match packed {
             Ok(placed) => placed,
             Err(e) => {
                 godot_error!("vat_crowd: set_actors: {e}; this frame's actors were not changed");
@@ -116,14 +121,11 @@ impl AnimatedActorMeshInstance {
         let out = &mut gpu.actors.floats_mut()[..n * crowd::ACTOR_FLOATS_FULL];
         let clips = (!clips.is_empty()).then_some(clips.as_slice());
         let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
-        match crowd::pack_actor_transforms_bulk(
-            out,
-            transforms.as_slice(),
-            clips,
-            starts,
-            clip_count,
-            origin,
-        ) {
+        let transforms = transforms.as_slice();
+        let packed = workers::install(|| {
+            crowd::pack_actor_transforms_bulk(out, transforms, clips, starts, clip_count, origin)
+        });
+        match packed {
             Ok(placed) => {
                 self.set_actor_count(n);
                 self.placed = PlacedBounds::of_transforms(&placed);

@@ -2,6 +2,7 @@
 //! lists, blends and the clock rebase. A child module of the node's file (see its `#[path]`).
 
 use super::*;
+use crate::workers;
 
 impl AnimatedActorMeshInstance {
     /// Points the shader's billboard at the current camera (in this node's space), or turns it off.
@@ -43,7 +44,10 @@ impl AnimatedActorMeshInstance {
             return;
         };
         let records = &mut gpu.actors.floats_mut()[..n * stride];
-        if let Err(e) = crowd::apply_blends_bulk(records, stride, blends, clip_count, origin) {
+        let applied = workers::install(|| {
+            crowd::apply_blends_bulk(records, stride, blends, clip_count, origin)
+        });
+        if let Err(e) = applied {
             godot_error!("vat_crowd: {what}: {e}; nothing changed");
         }
     }
@@ -215,12 +219,11 @@ impl AnimatedActorMeshInstance {
         let gpu = self.gpu.as_mut().expect("checked");
         let indices = &mut gpu.models[m].indices;
         indices.reserve(first + n);
-        let packed = match crowd::pack_model_instances_bulk(
-            &mut indices.bytes_mut_untracked()[first * 4..(first + n) * 4],
-            actor_ids,
-            look,
-            actor_count,
-        ) {
+        let out = &mut indices.bytes_mut_untracked()[first * 4..(first + n) * 4];
+        let packed = workers::install(|| {
+            crowd::pack_model_instances_bulk(out, actor_ids, look, actor_count)
+        });
+        let packed = match packed {
             Ok(packed) => packed,
             Err(e) => {
                 godot_error!("vat_crowd: {what}(model {model_index}): {e}; model not changed");
