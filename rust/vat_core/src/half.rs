@@ -37,15 +37,19 @@ pub fn f32_to_f16(x: f32) -> u16 {
         .wrapping_sub(SUBNORMAL_MAGIC);
     // Keep NaN a NaN (quiet) even when its payload lies only in the dropped low bits.
     let nan = 0x7e00 | ((abs >> 13) & 0x03ff);
-    let h = if abs > F32_INFINITY {
-        nan
-    } else if abs >= F32_F16_OVERFLOW {
-        u32::from(EXP_MASK)
-    } else if abs < F32_MIN_NORMAL_F16 {
+    // One select after another (not an if-else chain), which compiles to vector blends.
+    let mut h = normal;
+    h = if abs < F32_MIN_NORMAL_F16 {
         subnormal
     } else {
-        normal
+        h
     };
+    h = if abs >= F32_F16_OVERFLOW {
+        u32::from(EXP_MASK)
+    } else {
+        h
+    };
+    h = if abs > F32_INFINITY { nan } else { h };
     (h | sign) as u16
 }
 
@@ -60,12 +64,12 @@ pub fn f16_to_f32(h: u16) -> f32 {
     // Subnormal or zero: give it the implicit bit of 2^-14, then subtract 2^-14 exactly.
     let min_normal = f32::from_bits(F32_MIN_NORMAL_F16);
     let subnormal = (f32::from_bits(rebiased + (1 << 23)) - min_normal).to_bits();
-    let bits = if exp == u32::from(EXP_MASK) << 13 {
+    let mut bits = rebiased;
+    bits = if exp == 0 { subnormal } else { bits };
+    bits = if exp == u32::from(EXP_MASK) << 13 {
         infinite_or_nan
-    } else if exp == 0 {
-        subnormal
     } else {
-        rebiased
+        bits
     };
     f32::from_bits(bits | ((h & u32::from(SIGN)) << 16))
 }

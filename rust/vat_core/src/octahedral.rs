@@ -58,6 +58,25 @@ const BLOCK: usize = 16;
 /// the same f32 roundings), but branch-free over blocks of normals so it runs several at once.
 pub fn oct_encode_f16_into(normals: &[Vec3], out: &mut [u8]) {
     assert_eq!(out.len(), normals.len() * 4, "4 bytes per normal");
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { oct_encode_blocks_avx2(normals, out) };
+        return;
+    }
+    oct_encode_blocks(normals, out);
+}
+
+/// [`oct_encode_blocks`] compiled for 8-lane vectors: the same IEEE operations (Rust never fuses
+/// a multiply and an add), so the same bits, about twice as fast where divisions dominate.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn oct_encode_blocks_avx2(normals: &[Vec3], out: &mut [u8]) {
+    oct_encode_blocks(normals, out);
+}
+
+#[inline(always)]
+fn oct_encode_blocks(normals: &[Vec3], out: &mut [u8]) {
     for (ns, bytes) in normals.chunks(BLOCK).zip(out.chunks_mut(BLOCK * 4)) {
         let mut lanes = [[0.0, 1.0, 0.0]; BLOCK];
         for (lane, n) in lanes.iter_mut().zip(ns) {
@@ -83,6 +102,7 @@ fn oct_encode_f16_lane(x: f32, y: f32, z: f32) -> u32 {
     let (px, py, pz) = (x / l1, y / l1, z / l1);
     let fold_x = (1.0 - py.abs()) * sign_not_zero(px);
     let fold_y = (1.0 - px.abs()) * sign_not_zero(py);
+    // Not `z >= 0`: a tiny negative z over l1 > 2 rounds to -0, which counts as upper.
     let upper = pz >= 0.0;
     let ex = select(valid, select(upper, px, fold_x), 0.0);
     let ey = select(valid, select(upper, py, fold_y), 1.0);
@@ -213,6 +233,8 @@ mod tests {
                 (state >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
             };
             dirs.push(Vec3::new(next(), next(), next()) * 3.0);
+            // On the equator with l1 > 2, where a tiny negative z over l1 rounds to -0.
+            dirs.push(Vec3::new(next() * 4.0, next() * 4.0, -1e-45));
         }
         dirs.extend([
             Vec3::ZERO,
@@ -223,8 +245,9 @@ mod tests {
             Vec3::new(0.0, f32::INFINITY, 1.0),
             Vec3::new(-0.0, -0.0, -1.0),
             Vec3::new(1.0, -0.0, 0.0),
+            Vec3::new(3.0, 0.0, -1e-45),
         ]);
-        dirs.push(Vec3::new(0.3, -0.2, -0.9)); // 50,000 + 50,000 + 9: a partial last block
+        dirs.push(Vec3::new(0.3, -0.2, -0.9)); // 50,000 + 100,000 + 10: a partial last block
         let mut bytes = vec![0u8; dirs.len() * 4];
         oct_encode_f16_into(&dirs, &mut bytes);
         for (n, b) in dirs.iter().zip(bytes.chunks_exact(4)) {
