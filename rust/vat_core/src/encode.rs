@@ -360,8 +360,7 @@ fn encode_half_positions(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8])
         }
         let mut halves = [0u16; COORDS];
         for k in 0..COORDS {
-            let s = ((coords[k] - offsets[k]) / scales[k]).max(0.0).min(1.0);
-            halves[k] = f32_to_f16(s);
+            halves[k] = half_coordinate(coords[k], offsets[k], scales[k]);
         }
         for (t, dst) in out.chunks_exact_mut(8).enumerate() {
             let [x, y, z] = [halves[3 * t], halves[3 * t + 1], halves[3 * t + 2]];
@@ -374,13 +373,16 @@ fn encode_half_positions(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8])
         .chunks_exact_mut(8)
         .zip(blocks.remainder())
     {
-        let s = ((p - offset) / scale).clamp(Vec3::ZERO, Vec3::ONE);
-        let bits = u64::from(f32_to_f16(s.x))
-            | u64::from(f32_to_f16(s.y)) << 16
-            | u64::from(f32_to_f16(s.z)) << 32
-            | u64::from(HALF_ONE) << 48;
-        texel.copy_from_slice(&bits.to_le_bytes());
+        let [x, y, z] = [0, 1, 2].map(|k| half_coordinate(p[k], offset[k], scale[k]));
+        let bits = u64::from(x) | u64::from(y) << 16 | u64::from(z) << 32;
+        texel.copy_from_slice(&(bits | u64::from(HALF_ONE) << 48).to_le_bytes());
     }
+}
+
+/// One stored coordinate: `clamp((c - offset) / scale, 0, 1)` as f16 bits.
+#[inline(always)]
+fn half_coordinate(c: f32, offset: f32, scale: f32) -> u16 {
+    f32_to_f16(((c - offset) / scale).clamp(0.0, 1.0))
 }
 
 fn read_half(bytes: &[u8], at: usize) -> f32 {
