@@ -29,29 +29,42 @@ pub fn prepare(root: &Path, render: bool) -> Result<Session> {
     Ok(session)
 }
 
-/// RobotExpressive.glb from `$VAT_CROWD_ASSETS` or ../shared/assets into tests/assets_local/.
-fn copy_assets(root: &Path) -> Result<()> {
+/// Every .glb of `$VAT_CROWD_ASSETS` or ../shared/assets (RobotExpressive.glb for the tests,
+/// all of them for the bake benchmark's corpus character) into tests/assets_local/.
+pub(crate) fn copy_assets(root: &Path) -> Result<()> {
     let dir = env_nonempty("VAT_CROWD_ASSETS")
         .map(PathBuf::from)
         .or_else(|| root.parent().map(|p| p.join("shared/assets")));
     let Some(dir) = dir else { return Ok(()) };
-    let name = "RobotExpressive.glb";
-    let src = dir.join(name);
-    if !src.exists() {
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.to_ascii_lowercase().ends_with(".glb"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    if !names.iter().any(|n| n == "RobotExpressive.glb") {
         println!(
             "xtask: note: {} not found; tests that need it will skip (fail with CI=true)",
-            src.display()
+            dir.join("RobotExpressive.glb").display()
         );
+    }
+    if names.is_empty() {
         return Ok(());
     }
     let dst_dir = root.join("tests/assets_local");
     mkdirs(&dst_dir)?;
-    let dst = dst_dir.join(name);
-    let same =
-        fs::metadata(&dst).is_ok_and(|d| fs::metadata(&src).is_ok_and(|s| s.len() == d.len()));
-    if !same {
-        fs::copy(&src, &dst)?;
-        println!("xtask: copied {name} into tests/assets_local/");
+    for name in &names {
+        let (src, dst) = (dir.join(name), dst_dir.join(name));
+        let same =
+            fs::metadata(&dst).is_ok_and(|d| fs::metadata(&src).is_ok_and(|s| s.len() == d.len()));
+        if !same {
+            fs::copy(&src, &dst)?;
+            println!("xtask: copied {name} into tests/assets_local/");
+        }
     }
     Ok(())
 }
