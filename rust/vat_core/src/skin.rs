@@ -140,9 +140,8 @@ pub fn skin_frames(
         .iter()
         .map(|m| m.skin.as_ref().map(Influences::new))
         .collect();
-    // Zeroed allocations: every texel is written below, and zeroed memory costs no extra pass.
-    let mut positions = vec![Vec3::ZERO; texels];
-    let mut normals = vec![Vec3::ZERO; texels];
+    let mut positions = zeroed_vec3s(texels);
+    let mut normals = zeroed_vec3s(texels);
     let bad = positions
         .par_chunks_mut(vertex_count)
         .zip(normals.par_chunks_mut(vertex_count))
@@ -167,6 +166,22 @@ pub fn skin_frames(
         positions,
         normals,
     })
+}
+
+/// `len` zero vectors from one zeroed allocation. `vec![Vec3::ZERO; len]` writes every element
+/// (Vec3 is not a type the standard library knows to be zero), a whole pass over memory that is
+/// overwritten anyway; an allocation of f32 zeros comes from `calloc`, which skips that pass for
+/// fresh pages.
+fn zeroed_vec3s(len: usize) -> Vec<Vec3> {
+    let floats = vec![0.0f32; len * 3];
+    if floats.capacity() != len * 3 {
+        return vec![Vec3::ZERO; len];
+    }
+    let mut floats = std::mem::ManuallyDrop::new(floats);
+    // SAFETY: Vec3 is `repr(C)` of three f32 (size 12, align 4), so an allocation of exactly
+    // `3 * len` f32 (checked above) has the layout of one of `len` Vec3, and zero bits are
+    // Vec3::ZERO. Ownership moves to the new Vec; the old one is never dropped.
+    unsafe { Vec::from_raw_parts(floats.as_mut_ptr().cast::<Vec3>(), len, len) }
 }
 
 fn check_frame(
