@@ -375,11 +375,15 @@ impl Pose<'_> {
             let world = self.pre.transform_point3a(p);
             finite &= world.is_finite();
             *p_out = world.into();
+            // Normalized afterwards, many at a time (see normalize_or_up).
             *n_out = if NORMALS {
-                (self.normal_matrix * n).normalize_or(Vec3A::Y).into()
+                (self.normal_matrix * n).into()
             } else {
                 Vec3::Y
             };
+        }
+        if NORMALS {
+            normalize_or_up(ns);
         }
         !finite
     }
@@ -414,13 +418,47 @@ impl Pose<'_> {
             let world = p0 + dp;
             finite &= world.is_finite();
             *p_out = world.into();
-            *n_out = if NORMALS {
-                (n0 + dn).normalize_or(Vec3A::Y).into()
-            } else {
-                Vec3::Y
-            };
+            *n_out = if NORMALS { (n0 + dn).into() } else { Vec3::Y };
+        }
+        if NORMALS {
+            normalize_or_up(ns);
         }
         !finite
+    }
+}
+
+/// `n.normalize_or(Vec3::Y)` for every vector, eight at a time: one vertex at a time, the square
+/// root and division of each normalization sat on the loop's critical path.
+fn normalize_or_up(ns: &mut [Vec3]) {
+    let mut blocks = ns.chunks_exact_mut(NORMALIZE_LANES);
+    for block in &mut blocks {
+        normalize_block(block.try_into().expect("a whole block"));
+    }
+    let rest = blocks.into_remainder();
+    let mut padded = [Vec3::Y; NORMALIZE_LANES];
+    padded[..rest.len()].copy_from_slice(rest);
+    normalize_block(&mut padded);
+    rest.copy_from_slice(&padded[..rest.len()]);
+}
+
+const NORMALIZE_LANES: usize = 8;
+
+/// [`normalize_or_up`] of one block, as a structure of arrays so each operation runs on every
+/// lane at once; `Vec3::normalize_or`'s operations in its order.
+#[inline(always)]
+fn normalize_block(block: &mut [Vec3; NORMALIZE_LANES]) {
+    let x: [f32; NORMALIZE_LANES] = std::array::from_fn(|k| block[k].x);
+    let y: [f32; NORMALIZE_LANES] = std::array::from_fn(|k| block[k].y);
+    let z: [f32; NORMALIZE_LANES] = std::array::from_fn(|k| block[k].z);
+    for (k, n) in block.iter_mut().enumerate() {
+        let rcp = 1.0 / ((x[k] * x[k] + y[k] * y[k]) + z[k] * z[k]).sqrt();
+        let ok = (rcp > 0.0) & (rcp < f32::INFINITY);
+        let pick = |v: f32, fallback: f32| if ok { v } else { fallback };
+        *n = Vec3::new(
+            pick(x[k] * rcp, 0.0),
+            pick(y[k] * rcp, 1.0),
+            pick(z[k] * rcp, 0.0),
+        );
     }
 }
 
