@@ -1,9 +1,12 @@
-## Bake benchmark (issue 3, "Speed"): bakes the generated soldier, all clips at 30 fps, in one Godot run with
+## Bake benchmark (issue 3, "Speed"): bakes the generated soldier, then the largest character of the shared corpus
+## (the .glb in res://assets_local/ with the most vertices, measured; skipped with a note when there is none), all
+## clips at 30 fps, in one Godot run with
 ##   vat_crowd               VertexAnimation.bake() (poses from Godot, skinning + encoding in Rust),
 ##   gdscript_meshdatatool   the seed proposal's approach ported to GDScript: MeshDataTool reads, CPU skinning,
 ##                           one Image.set_pixel per vertex per frame,
 ##   gdscript_bake_mesh      a GDScript loop over MeshInstance3D.bake_mesh_from_current_skeleton_pose(),
-## and writes the medians as JSON. A benchmark, never a timed test.
+## and writes the medians as JSON, with vat_crowd's split per vertex-frame (sample, skin, encode, build in ns) and
+## its own work (skin + encode + build) as a ratio to Godot's pose sampling. A benchmark, never a timed test.
 ##
 ## Run under the real renderer (skins need the rendering server; never --headless):
 ##   godot --path tests --rendering-driver vulkan -s res://bench/bench_bake.gd -- [--quick] --out /abs/bake.json
@@ -11,6 +14,7 @@ extends SceneTree
 
 const Util := preload("res://bench/bench_util.gd")
 const DEFAULT_SCENE := "res://generated/soldier.tscn"  ## override with --scene res://...
+const CORPUS_DIR := "res://assets_local"  ## the shared assets, copied there by cargo xtask bench/test
 const FPS := 30.0
 
 ## Repetitions per baker (the MeshDataTool port stops repeating once a run exceeds SLOW_RUN_MS).
@@ -20,6 +24,10 @@ const REPS_QUICK := {"vat_crowd": 3, "gdscript_bake_mesh": 1, "gdscript_meshdata
 const DISAGREE_REL_ERROR := 5e-3
 ## A MeshDataTool run slower than this is not repeated.
 const SLOW_RUN_MS := 15000.0
+## The issue's goals: vat_crowd's own work at most this many times Godot's pose sampling...
+const GOAL_OWN_VS_SAMPLE := 2.0
+## ...and the whole bake at least this many times faster than the MeshDataTool port.
+const GOAL_VS_MESHDATATOOL := 30.0
 
 
 ## What the GDScript bakers need to know about one MeshInstance3D of the character.
@@ -61,24 +69,74 @@ func _run() -> void:
 		printerr("bench_bake: needs the real renderer (skins need the rendering server); do not use --headless")
 		quit(2)
 		return
+	var reps: Dictionary = REPS_QUICK if _opts.quick else REPS_FULL
+	if not ClassDB.class_exists("VertexAnimation"):
+		printerr("bench_bake: class VertexAnimation is not registered (extension not built?); baking baselines only")
+
+	var main := await _bench_character(_scene_path, reps)
+	if main.is_empty():
+		quit(1)
+		return
+	var characters: Array = [main]
+	var corpus := _find_corpus_character()
+	if corpus.path.is_empty():
+		print("bench_bake: note: %s" % corpus.note)
+	elif corpus.path == _scene_path:
+		print("bench_bake: note: the corpus character is the --scene character; baked once")
+	else:
+		var extra := await _bench_character(corpus.path, reps)
+		if extra.is_empty():
+			corpus.note = "baking %s failed; see the errors above" % corpus.path
+			push_warning("bench_bake: " + corpus.note)
+		else:
+			characters.append(extra)
+
+	var report: Dictionary = main.duplicate()
+	report["characters"] = characters
+	report["corpus"] = corpus
+	report["goals"] = {
+		"own_work_vs_sample_at_most": GOAL_OWN_VS_SAMPLE,
+		"meshdatatool_vs_vat_crowd_at_least": GOAL_VS_MESHDATATOOL,
+	}
+	report["notes"] = [
+		"ms = median wall time of one full bake (all clips) over the repetitions; gdscript_meshdatatool runs "
+		+ "once when a run exceeds %d ms." % int(SLOW_RUN_MS),
+		"vat_crowd bakes positions and normals into its textures; the GDScript baselines bake positions only.",
+		"gdscript_meshdatatool creates one MeshDataTool per surface once per bake (not per frame), then per frame "
+		+ "and vertex calls get_vertex/get_vertex_bones/get_vertex_weights and Image.set_pixel (RGBAF).",
+		"gdscript_bake_mesh awaits one process frame per sampled frame (the skin must reach the rendering server) "
+		+ "and writes positions through PackedVector3Array.to_byte_array into an RGBF image.",
+		"split_ns_per_vertex_frame = the split's medians (get_bake_stats) over vertices x frames; own_vs_sample = "
+		+ "(skin + encode + build) / sample, where sample_ms also covers instancing and reading the scene.",
+		"characters[0] is the top-level character; characters[1], when present, the corpus character (the .glb "
+		+ "with the most vertices in %s, measured by instancing each)." % CORPUS_DIR,
+	]
+	_print_summary(characters, corpus)
+	var err := Util.write_json(_opts.out, report)
+	quit(0 if err == OK else 1)
+
+
+## Bakes one character with every baker and returns its report ({} when vat_crowd's bake failed).
+func _bench_character(scene_path: String, reps: Dictionary) -> Dictionary:
+	_scene_path = scene_path
+	_clips = PackedStringArray()
+	_times.clear()
+	_vertex_count = 0
+	_frame_count = 0
+	_check_frames.clear()
+	_check_results.clear()
 	_packed = load(_scene_path) as PackedScene
 	if _packed == null:
 		printerr("bench_bake: cannot load %s (generate the soldier first: cargo xtask build)" % _scene_path)
-		quit(1)
-		return
-	var reps: Dictionary = REPS_QUICK if _opts.quick else REPS_FULL
-	var has_vat := ClassDB.class_exists("VertexAnimation")
-	if not has_vat:
-		printerr("bench_bake: class VertexAnimation is not registered (extension not built?); baking baselines only")
-
+		return {}
+	print("bench_bake: baking %s" % _scene_path)
 	var results: Array = []
 	var split := {}
 	var vat_reps := 0
-	if has_vat:
+	if ClassDB.class_exists("VertexAnimation"):
 		var vat := _bench_vat(reps.vat_crowd)
 		if vat.is_empty():
-			quit(1)
-			return
+			return {}
 		results.append({"baker": "vat_crowd", "ms": vat.ms, "repetitions": vat.reps})
 		split = vat.split
 		vat_reps = vat.reps
@@ -92,6 +150,7 @@ func _run() -> void:
 	results.append({"baker": "gdscript_bake_mesh", "ms": bm.ms, "repetitions": bm.reps})
 
 	var checks := _compare()
+	_print_table(results, split, vat_reps)
 	var report := {
 		"character": _scene_path,
 		"vertices": _vertex_count,
@@ -103,19 +162,69 @@ func _run() -> void:
 		"checks": checks,
 		"godot": Engine.get_version_info().string,
 		"adapter": RenderingServer.get_video_adapter_name(),
-		"notes": [
-			"ms = median wall time of one full bake (all clips) over the repetitions; gdscript_meshdatatool runs "
-			+ "once when a run exceeds %d ms." % int(SLOW_RUN_MS),
-			"vat_crowd bakes positions and normals into its textures; the GDScript baselines bake positions only.",
-			"gdscript_meshdatatool creates one MeshDataTool per surface once per bake (not per frame), then per frame "
-			+ "and vertex calls get_vertex/get_vertex_bones/get_vertex_weights and Image.set_pixel (RGBAF).",
-			"gdscript_bake_mesh awaits one process frame per sampled frame (the skin must reach the rendering server) "
-			+ "and writes positions through PackedVector3Array.to_byte_array into an RGBF image.",
-		],
 	}
-	_print_table(results, split, vat_reps)
-	var err := Util.write_json(_opts.out, report)
-	quit(0 if err == OK else 1)
+	report.merge(_per_vertex_frame(split, results))
+	return report
+
+
+## The split per vertex-frame in ns, vat_crowd's own work over sampling, and the ratio of each GDScript baker
+## to vat_crowd's whole bake.
+func _per_vertex_frame(split: Dictionary, results: Array) -> Dictionary:
+	var vertex_frames := float(_vertex_count) * float(_frame_count)
+	if split.is_empty() or vertex_frames <= 0.0:
+		return {}
+	var ns := {}
+	for stage in ["sample", "skin", "encode", "build", "total"]:
+		ns[stage] = split.get(stage + "_ms", NAN) * 1e6 / vertex_frames
+	var own_ms: float = split.get("skin_ms", NAN) + split.get("encode_ms", NAN) + split.get("build_ms", NAN)
+	var out := {
+		"vertex_frames": int(vertex_frames),
+		"split_ns_per_vertex_frame": ns,
+		"own_ms": own_ms,
+		"own_vs_sample": own_ms / split.get("sample_ms", NAN),
+	}
+	var vat_ms := NAN
+	for r in results:
+		if r.baker == "vat_crowd":
+			vat_ms = r.ms
+	for r in results:
+		if r.baker != "vat_crowd":
+			out[r.baker + "_vs_vat_crowd"] = r.ms / vat_ms
+	return out
+
+
+## The .glb under CORPUS_DIR with the most vertices (what vat_crowd bakes: every visible mesh's surfaces), measured
+## by instancing each: {path, vertices, considered: [{path, vertices}], note}.
+func _find_corpus_character() -> Dictionary:
+	var found := {"path": "", "vertices": 0, "considered": [], "note": ""}
+	if not DirAccess.dir_exists_absolute(CORPUS_DIR):
+		found.note = "%s does not exist (no ../shared/assets beside the checkout, or $VAT_CROWD_ASSETS unset): corpus character skipped" % CORPUS_DIR
+		return found
+	for file in DirAccess.get_files_at(CORPUS_DIR):
+		if file.get_extension().to_lower() != "glb":
+			continue
+		var path := CORPUS_DIR.path_join(file)
+		var packed := load(path) as PackedScene
+		if packed == null:
+			push_warning("bench_bake: cannot load %s; not considered" % path)
+			continue
+		var root := packed.instantiate()
+		var vertices := 0
+		for mi in Util.find_meshes(root):
+			for s in mi.mesh.get_surface_count():
+				vertices += mi.mesh.surface_get_array_len(s)
+		var has_player := Util.find_first(root, "AnimationPlayer") != null
+		root.free()
+		found.considered.append({"path": path, "vertices": vertices, "animated": has_player})
+		if has_player and vertices > found.vertices:
+			found.path = path
+			found.vertices = vertices
+	if found.path.is_empty():
+		found.note = "no animated .glb in %s: corpus character skipped" % CORPUS_DIR
+	else:
+		print("bench_bake: corpus character %s (%d vertices, the most of %d .glb files)" % [
+			found.path, found.vertices, found.considered.size()])
+	return found
 
 
 # --- (a) vat_crowd -------------------------------------------------------------------------------------------
@@ -456,7 +565,7 @@ func _print_table(results: Array, split: Dictionary, vat_reps: int) -> void:
 		for r in results:
 			if r.baker != "vat_crowd":
 				print("%s / vat_crowd = %.1fx%s" % [r.baker, r.ms / vat_ms,
-					" (goal: >= 100)" if r.baker == "gdscript_meshdatatool" else ""])
+					" (goal: >= %.0f)" % GOAL_VS_MESHDATATOOL if r.baker == "gdscript_meshdatatool" else ""])
 	if not split.is_empty():
 		var parts := PackedStringArray()
 		for key in split.keys():
@@ -467,3 +576,27 @@ func _print_table(results: Array, split: Dictionary, vat_reps: int) -> void:
 			print("  Godot pose sampling %.0f%%, skinning %.0f%%, encoding %.0f%% of total" % [
 				100.0 * split.sample_ms / total, 100.0 * split.get("skin_ms", 0.0) / total,
 				100.0 * split.get("encode_ms", 0.0) / total])
+
+
+## One row per character: vat_crowd's split per vertex-frame, its own work against sampling, and the GDScript
+## MeshDataTool port against the whole bake, with the issue's goals.
+func _print_summary(characters: Array, corpus: Dictionary) -> void:
+	print("")
+	print("vat_crowd per vertex-frame (ns; medians of the split): own = skin + encode + build")
+	print(Util.pad("character", 36) + Util.pad("v x f", 14, true) + Util.pad("sample", 8, true)
+		+ Util.pad("skin", 8, true) + Util.pad("encode", 8, true) + Util.pad("build", 8, true)
+		+ Util.pad("own/sample", 12, true) + Util.pad("mdt/vat", 10, true))
+	for c in characters:
+		if not c.has("split_ns_per_vertex_frame"):
+			print(Util.pad(c.character, 36) + "  (no split)")
+			continue
+		var ns: Dictionary = c.split_ns_per_vertex_frame
+		print(Util.pad(c.character.get_file(), 36) + Util.pad("%dx%d" % [c.vertices, c.frames], 14, true)
+			+ Util.pad("%.2f" % ns.sample, 8, true) + Util.pad("%.2f" % ns.skin, 8, true)
+			+ Util.pad("%.2f" % ns.encode, 8, true) + Util.pad("%.2f" % ns.build, 8, true)
+			+ Util.pad("%.2fx" % c.own_vs_sample, 12, true)
+			+ Util.pad("%.1fx" % c.get("gdscript_meshdatatool_vs_vat_crowd", NAN), 10, true))
+	print("goals: own/sample <= %.1fx, mdt/vat >= %.0fx" % [GOAL_OWN_VS_SAMPLE, GOAL_VS_MESHDATATOOL])
+	if not corpus.note.is_empty():
+		print("note: " + corpus.note)
+

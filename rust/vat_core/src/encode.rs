@@ -31,7 +31,7 @@ use crate::clip::{total_frames, Clip};
 use crate::error::{Result, VatError};
 use crate::half::{f16_to_f32, f32_to_f16};
 use crate::layout::{MAX_TEXTURE_SIZE, VAT_MAX_WIDTH};
-pub use crate::octahedral::{oct_decode, oct_encode, oct_encode_f16};
+pub use crate::octahedral::{oct_decode, oct_encode, oct_encode_f16, oct_encode_f16_into};
 use crate::skin::SkinnedFrames;
 
 /// Texels encoded per rayon task; large enough to amortise scheduling, small enough to balance.
@@ -187,7 +187,14 @@ pub fn encode(
     normals: bool,
 ) -> Result<EncodedVat> {
     let layout = check_inputs(skinned, clips, normals)?;
-    let frame_bounds = frame_bounds(skinned, normals)?;
+    // Normals need no global fact, so they are encoded in the same pass that checks each frame
+    // and measures its bounds; positions need the bounds of every frame first.
+    let mut normal_bytes = if normals {
+        vec![0u8; layout.texel_count() * NORMAL_TEXEL_BYTES]
+    } else {
+        Vec::new()
+    };
+    let frame_bounds = scan_frames(skinned, normals.then_some(&mut normal_bytes[..]))?;
     let bounds = frame_bounds.iter().fold(Bounds::empty(), |a, b| a.union(b));
     let clip_bounds = clips
         .iter()
@@ -199,16 +206,11 @@ pub fn encode(
         .collect();
     let params = EncodingParams::for_bounds(precision, &bounds, normals);
     let positions = encode_positions(&skinned.positions, &layout, &params);
-    let normals = if normals {
-        encode_normals(&skinned.normals, &layout)
-    } else {
-        Vec::new()
-    };
     Ok(EncodedVat {
         layout,
         params,
         positions,
-        normals,
+        normals: normal_bytes,
         bounds,
         clip_bounds,
     })
@@ -252,30 +254,52 @@ fn check_inputs(skinned: &SkinnedFrames, clips: &[Clip], normals: bool) -> Resul
     VatLayout::new(vertices, frames as u32)
 }
 
-/// Bounds of each frame, in parallel; the first non-finite position or normal is an error.
-fn frame_bounds(skinned: &SkinnedFrames, normals: bool) -> Result<Vec<Bounds>> {
+/// Per frame, in parallel: the bounds of its positions, and (with `normal_bytes`) its normals
+/// encoded into their texels. The lowest frame with a non-finite position or normal is an error.
+fn scan_frames(skinned: &SkinnedFrames, normal_bytes: Option<&mut [u8]>) -> Result<Vec<Bounds>> {
     let vc = skinned.vertex_count;
-    let per_frame: Vec<std::result::Result<Bounds, String>> = skinned
-        .positions
-        .par_chunks(vc)
-        .enumerate()
-        .map(|(f, ps)| {
-            if let Some(v) = ps.iter().position(|p| !p.is_finite()) {
-                return Err(format!("baked position of vertex {v} at frame {f}"));
-            }
-            if normals {
-                let ns = &skinned.normals[f * vc..(f + 1) * vc];
-                if let Some(v) = ns.iter().position(|n| !n.is_finite()) {
-                    return Err(format!("baked normal of vertex {v} at frame {f}"));
-                }
-            }
-            Ok(Bounds::from_points(ps))
-        })
-        .collect();
+    let frames = skinned.positions.par_chunks(vc).enumerate();
+    let per_frame: Vec<std::result::Result<Bounds, String>> = match normal_bytes {
+        Some(bytes) => frames
+            .zip(skinned.normals.par_chunks(vc))
+            .zip(bytes.par_chunks_mut(vc * NORMAL_TEXEL_BYTES))
+            .map(|(((f, ps), ns), out)| {
+                let bounds = scan_frame(f, ps, Some(ns))?;
+                oct_encode_f16_into(ns, out);
+                Ok(bounds)
+            })
+            .collect(),
+        None => frames.map(|(f, ps)| scan_frame(f, ps, None)).collect(),
+    };
     per_frame
         .into_iter()
         .map(|r| r.map_err(|what| VatError::NonFinite { what }))
         .collect()
+}
+
+/// The bounds of one frame's positions, or what in it is not finite (positions first).
+fn scan_frame(f: usize, ps: &[Vec3], ns: Option<&[Vec3]>) -> std::result::Result<Bounds, String> {
+    if !all_finite(ps) {
+        let v = ps.iter().position(|p| !p.is_finite()).unwrap_or(0);
+        return Err(format!("baked position of vertex {v} at frame {f}"));
+    }
+    if let Some(ns) = ns.filter(|ns| !all_finite(ns)) {
+        let v = ns.iter().position(|n| !n.is_finite()).unwrap_or(0);
+        return Err(format!("baked normal of vertex {v} at frame {f}"));
+    }
+    Ok(Bounds::from_points(ps))
+}
+
+/// Whether every coordinate is finite, by an exponent test on the bits that vectorises.
+fn all_finite(points: &[Vec3]) -> bool {
+    const EXPONENT: u32 = 0x7f80_0000;
+    let mut any_special = 0u32;
+    for p in points {
+        for c in p.to_array() {
+            any_special |= u32::from(c.to_bits() & EXPONENT == EXPONENT);
+        }
+    }
+    any_special == 0
 }
 
 fn encode_positions(positions: &[Vec3], layout: &VatLayout, params: &EncodingParams) -> Vec<u8> {
@@ -285,13 +309,7 @@ fn encode_positions(positions: &[Vec3], layout: &VatLayout, params: &EncodingPar
     used.par_chunks_mut(ENCODE_CHUNK * bpt)
         .zip(positions.par_chunks(ENCODE_CHUNK))
         .for_each(|(out, ps)| match params.precision {
-            Precision::Half => {
-                for (texel, &p) in out.chunks_exact_mut(8).zip(ps) {
-                    let s = ((p - params.offset) / params.scale).clamp(Vec3::ZERO, Vec3::ONE);
-                    write_halves(texel, &[s.x, s.y, s.z]);
-                    texel[6..8].copy_from_slice(&HALF_ONE.to_le_bytes());
-                }
-            }
+            Precision::Half => encode_half(ps, params.offset, params.scale, out),
             Precision::Float => {
                 for (texel, &p) in out.chunks_exact_mut(16).zip(ps) {
                     for (dst, v) in texel.chunks_exact_mut(4).zip([p.x, p.y, p.z, 1.0]) {
@@ -303,26 +321,68 @@ fn encode_positions(positions: &[Vec3], layout: &VatLayout, params: &EncodingPar
     bytes
 }
 
-fn encode_normals(normals: &[Vec3], layout: &VatLayout) -> Vec<u8> {
-    let mut bytes = vec![0u8; layout.texel_count() * NORMAL_TEXEL_BYTES];
-    let used = &mut bytes[..normals.len() * NORMAL_TEXEL_BYTES];
-    used.par_chunks_mut(ENCODE_CHUNK * NORMAL_TEXEL_BYTES)
-        .zip(normals.par_chunks(ENCODE_CHUNK))
-        .for_each(|(out, ns)| {
-            for (texel, &n) in out.chunks_exact_mut(NORMAL_TEXEL_BYTES).zip(ns) {
-                let [x, y] = oct_encode_f16(n);
-                texel[..2].copy_from_slice(&x.to_le_bytes());
-                texel[2..].copy_from_slice(&y.to_le_bytes());
-            }
-        });
-    bytes
+/// [`encode_half_positions`] with 8-lane vectors where the CPU has them (same bits).
+fn encode_half(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { encode_half_positions_avx2(ps, offset, scale, out) };
+        return;
+    }
+    encode_half_positions(ps, offset, scale, out);
 }
 
-/// Writes each value as a little-endian f16 into consecutive 2-byte slots.
-fn write_halves(out: &mut [u8], values: &[f32]) {
-    for (dst, &v) in out.chunks_exact_mut(2).zip(values) {
-        dst.copy_from_slice(&f32_to_f16(v).to_le_bytes());
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn encode_half_positions_avx2(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8]) {
+    encode_half_positions(ps, offset, scale, out);
+}
+
+/// `s = clamp((p - offset) / scale, 0, 1)` as three f16 and an f16 1.0 per 8-byte texel.
+///
+/// Eight texels (24 coordinates) at a time, with the offset and scale repeated to match, so the
+/// arithmetic and the f16 conversion run as vector operations; the bits are those of the
+/// per-coordinate formula.
+#[inline(always)]
+fn encode_half_positions(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8]) {
+    const TEXELS: usize = 8;
+    const COORDS: usize = 3 * TEXELS;
+    let (mut offsets, mut scales) = ([0.0; COORDS], [1.0; COORDS]);
+    for k in 0..COORDS {
+        (offsets[k], scales[k]) = (offset[k % 3], scale[k % 3]);
     }
+    let mut blocks = ps.chunks_exact(TEXELS);
+    let mut outs = out.chunks_exact_mut(TEXELS * 8);
+    for (block, out) in (&mut blocks).zip(&mut outs) {
+        let mut coords = [0.0; COORDS];
+        for (dst, p) in coords.chunks_exact_mut(3).zip(block) {
+            dst.copy_from_slice(&p.to_array());
+        }
+        let mut halves = [0u16; COORDS];
+        for k in 0..COORDS {
+            halves[k] = half_coordinate(coords[k], offsets[k], scales[k]);
+        }
+        for (t, dst) in out.chunks_exact_mut(8).enumerate() {
+            let [x, y, z] = [halves[3 * t], halves[3 * t + 1], halves[3 * t + 2]];
+            let bits = u64::from(x) | u64::from(y) << 16 | u64::from(z) << 32;
+            dst.copy_from_slice(&(bits | u64::from(HALF_ONE) << 48).to_le_bytes());
+        }
+    }
+    for (texel, &p) in outs
+        .into_remainder()
+        .chunks_exact_mut(8)
+        .zip(blocks.remainder())
+    {
+        let [x, y, z] = [0, 1, 2].map(|k| half_coordinate(p[k], offset[k], scale[k]));
+        let bits = u64::from(x) | u64::from(y) << 16 | u64::from(z) << 32;
+        texel.copy_from_slice(&(bits | u64::from(HALF_ONE) << 48).to_le_bytes());
+    }
+}
+
+/// One stored coordinate: `clamp((c - offset) / scale, 0, 1)` as f16 bits.
+#[inline(always)]
+fn half_coordinate(c: f32, offset: f32, scale: f32) -> u16 {
+    f32_to_f16(((c - offset) / scale).clamp(0.0, 1.0))
 }
 
 fn read_half(bytes: &[u8], at: usize) -> f32 {

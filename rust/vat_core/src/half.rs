@@ -8,77 +8,70 @@
 const SIGN: u16 = 0x8000;
 /// Exponent bits of an f16 (all set: infinity or NaN).
 const EXP_MASK: u16 = 0x7c00;
-/// Quiet bit of an f16 NaN.
-const QUIET: u16 = 0x0200;
+/// Bit pattern of the f32 2^-14, the smallest normal f16: below it the f16 is subnormal.
+const F32_MIN_NORMAL_F16: u32 = 113 << 23;
+/// Bit pattern of the f32 2^16: from here on (or rounding up to it) the f16 is infinite.
+const F32_F16_OVERFLOW: u32 = 143 << 23;
+/// Bit pattern of f32 infinity; larger magnitudes are NaN.
+const F32_INFINITY: u32 = 0x7f80_0000;
+/// 0.5, whose f32 spacing is 2^-24, the f16 subnormal step: adding it rounds a small magnitude
+/// to a whole number of subnormal steps, ties to even, by the FPU's own rounding.
+const SUBNORMAL_MAGIC: u32 = 126 << 23;
 
 /// Converts `x` to the nearest f16 bit pattern (ties to even).
+///
+/// Branch-free (every case is computed and one selected), so loops over many values vectorise;
+/// the rounding trick is Fabian Giesen's `float_to_half_fast3_rtne`, with NaN payloads kept.
+#[inline]
 pub fn f32_to_f16(x: f32) -> u16 {
     let bits = x.to_bits();
-    let sign = ((bits >> 16) as u16) & SIGN;
-    let exp = ((bits >> 23) & 0xff) as i32;
-    let man = bits & 0x007f_ffff;
-    if exp == 0xff {
-        // Keep NaN a NaN even when its payload lies only in the dropped low bits.
-        let nan = if man != 0 {
-            QUIET | (man >> 13) as u16
-        } else {
-            0
-        };
-        return sign | EXP_MASK | nan;
-    }
-    // Exponent re-biased from f32 (127) to f16 (15).
-    let e = exp - 112;
-    if e >= 0x1f {
-        return sign | EXP_MASK;
-    }
-    if e <= 0 {
-        return sign | subnormal_f16(man, e);
-    }
-    // A carry out of the mantissa bumps the exponent, which is the correct rounding (up to inf).
-    let h = ((e as u32) << 10) | (man >> 13);
-    sign | round_shifted(h, man & 0x1fff, 13) as u16
-}
-
-/// Magnitude bits of the f16 nearest to a finite f32 whose re-biased exponent `e` is <= 0.
-fn subnormal_f16(man: u32, e: i32) -> u16 {
-    // Below 2^-25 (half the smallest subnormal) everything rounds to zero.
-    if e < -10 {
-        return 0;
-    }
-    // value = (man | 1<<23) * 2^(e - 15 - 23); an f16 subnormal is h * 2^-24.
-    let full = man | 0x0080_0000;
-    let shift = (14 - e) as u32;
-    round_shifted(full >> shift, full & ((1 << shift) - 1), shift) as u16
-}
-
-/// Rounds `kept` (the value shifted right by `shift`) to nearest even given the dropped bits.
-fn round_shifted(kept: u32, dropped: u32, shift: u32) -> u32 {
-    let halfway = 1 << (shift - 1);
-    if dropped > halfway || (dropped == halfway && kept & 1 == 1) {
-        kept + 1
+    let sign = (bits >> 16) & u32::from(SIGN);
+    let abs = bits & 0x7fff_ffff;
+    // Normal range: re-bias the exponent (f32 127 -> f16 15) and round the 13 dropped bits to
+    // nearest even; a carry out of the mantissa bumps the exponent, up to infinity.
+    let odd = (abs >> 13) & 1;
+    let normal = abs.wrapping_sub((127 - 15) << 23).wrapping_add(0xfff + odd) >> 13;
+    let magic = f32::from_bits(SUBNORMAL_MAGIC);
+    let subnormal = (f32::from_bits(abs) + magic)
+        .to_bits()
+        .wrapping_sub(SUBNORMAL_MAGIC);
+    // Keep NaN a NaN (quiet) even when its payload lies only in the dropped low bits.
+    let nan = 0x7e00 | ((abs >> 13) & 0x03ff);
+    // One select after another (not an if-else chain), which compiles to vector blends.
+    let mut h = normal;
+    h = if abs < F32_MIN_NORMAL_F16 {
+        subnormal
     } else {
-        kept
-    }
+        h
+    };
+    h = if abs >= F32_F16_OVERFLOW {
+        u32::from(EXP_MASK)
+    } else {
+        h
+    };
+    h = if abs > F32_INFINITY { nan } else { h };
+    (h | sign) as u16
 }
 
-/// Converts an f16 bit pattern to f32; exact for every value (f32 is a superset).
+/// Converts an f16 bit pattern to f32; exact for every value (f32 is a superset). Branch-free.
+#[inline]
 pub fn f16_to_f32(h: u16) -> f32 {
-    let sign = u32::from(h & SIGN) << 16;
-    let exp = u32::from((h & EXP_MASK) >> 10);
-    let man = u32::from(h & 0x03ff);
-    match exp {
-        0 => {
-            // Subnormal or zero: man * 2^-24 is exact in f32.
-            let v = man as f32 * f32::from_bits(0x3380_0000);
-            if sign != 0 {
-                -v
-            } else {
-                v
-            }
-        }
-        0x1f => f32::from_bits(sign | 0x7f80_0000 | (man << 13)),
-        _ => f32::from_bits(sign | ((exp + 112) << 23) | (man << 13)),
-    }
+    let h = u32::from(h);
+    let magnitude = (h & 0x7fff) << 13;
+    let exp = magnitude & (u32::from(EXP_MASK) << 13);
+    let rebiased = magnitude + ((127 - 15) << 23);
+    let infinite_or_nan = rebiased + ((128 - 16) << 23);
+    // Subnormal or zero: give it the implicit bit of 2^-14, then subtract 2^-14 exactly.
+    let min_normal = f32::from_bits(F32_MIN_NORMAL_F16);
+    let subnormal = (f32::from_bits(rebiased + (1 << 23)) - min_normal).to_bits();
+    let mut bits = rebiased;
+    bits = if exp == 0 { subnormal } else { bits };
+    bits = if exp == u32::from(EXP_MASK) << 13 {
+        infinite_or_nan
+    } else {
+        bits
+    };
+    f32::from_bits(bits | ((h & u32::from(SIGN)) << 16))
 }
 
 /// Packs two floats as halves into one f32's bits: `lo` in bits 0..16, `hi` in bits 16..32.
@@ -98,6 +91,97 @@ pub fn unpack_half2(x: f32) -> (f32, f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The straightforward branchy conversion the fast one replaced: the reference.
+    fn reference_f32_to_f16(x: f32) -> u16 {
+        let bits = x.to_bits();
+        let sign = ((bits >> 16) as u16) & SIGN;
+        let exp = ((bits >> 23) & 0xff) as i32;
+        let man = bits & 0x007f_ffff;
+        if exp == 0xff {
+            let nan = if man != 0 {
+                0x0200 | (man >> 13) as u16
+            } else {
+                0
+            };
+            return sign | EXP_MASK | nan;
+        }
+        let e = exp - 112;
+        if e >= 0x1f {
+            return sign | EXP_MASK;
+        }
+        if e <= 0 {
+            if e < -10 {
+                return sign;
+            }
+            let full = man | 0x0080_0000;
+            let shift = (14 - e) as u32;
+            return sign | round_shifted(full >> shift, full & ((1 << shift) - 1), shift) as u16;
+        }
+        let h = ((e as u32) << 10) | (man >> 13);
+        sign | round_shifted(h, man & 0x1fff, 13) as u16
+    }
+
+    fn round_shifted(kept: u32, dropped: u32, shift: u32) -> u32 {
+        let halfway = 1 << (shift - 1);
+        if dropped > halfway || (dropped == halfway && kept & 1 == 1) {
+            kept + 1
+        } else {
+            kept
+        }
+    }
+
+    fn reference_f16_to_f32(h: u16) -> f32 {
+        let sign = u32::from(h & SIGN) << 16;
+        let exp = u32::from((h & EXP_MASK) >> 10);
+        let man = u32::from(h & 0x03ff);
+        match exp {
+            0 => {
+                let v = man as f32 * f32::from_bits(0x3380_0000);
+                if sign != 0 {
+                    -v
+                } else {
+                    v
+                }
+            }
+            0x1f => f32::from_bits(sign | 0x7f80_0000 | (man << 13)),
+            _ => f32::from_bits(sign | ((exp + 112) << 23) | (man << 13)),
+        }
+    }
+
+    #[test]
+    fn fast_conversions_match_the_reference() {
+        for h in 0..=u16::MAX {
+            assert_eq!(
+                f16_to_f32(h).to_bits(),
+                reference_f16_to_f32(h).to_bits(),
+                "{h:#06x}"
+            );
+            // Every f16, the halfway points to its neighbour and one f32 ulp either side of
+            // them: all the places where rounding decides.
+            let here = reference_f16_to_f32(h);
+            let next = reference_f16_to_f32(h.wrapping_add(1));
+            let mid = ((f64::from(here) + f64::from(next)) / 2.0) as f32;
+            for x in [
+                here,
+                mid,
+                f32::from_bits(mid.to_bits().wrapping_sub(1)),
+                f32::from_bits(mid.to_bits() + 1),
+            ] {
+                assert_eq!(
+                    f32_to_f16(x),
+                    reference_f32_to_f16(x),
+                    "{x} ({:#010x})",
+                    x.to_bits()
+                );
+            }
+        }
+        // A sparse sweep over every f32 exponent, sign and mantissa region (NaNs included).
+        for bits in (0..=u32::MAX).step_by(257) {
+            let x = f32::from_bits(bits);
+            assert_eq!(f32_to_f16(x), reference_f32_to_f16(x), "{bits:#010x}");
+        }
+    }
 
     fn is_nan_f16(h: u16) -> bool {
         h & EXP_MASK == EXP_MASK && h & 0x03ff != 0

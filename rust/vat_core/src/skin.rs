@@ -10,6 +10,12 @@
 //!
 //! Frames are independent, so they are skinned in parallel (rayon); the result does not depend
 //! on the thread count.
+//!
+//! The hot loop computes the same thing in fewer operations: `pre` is folded into each frame's
+//! bone matrices (`P = pre p + sum w_j (pre B_j p - pre p)`, the same sum moved through the
+//! linear map) and the normal matrix into each orthonormalized basis (one normalization instead
+//! of two, which does not change the direction); the used influences of each vertex are listed
+//! once per bake. Results differ from the step-by-step formulas only by f32 rounding.
 
 use glam::{Affine3A, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
@@ -130,15 +136,19 @@ pub fn skin_frames(
     }
     let vertex_count: usize = meshes.iter().map(|m| m.positions.len()).sum();
     let texels = vertex_count * frames.len();
-    let mut positions = vec![Vec3::ZERO; texels];
-    let mut normals = vec![Vec3::Y; texels];
+    let influences: Vec<Option<Influences>> = meshes
+        .iter()
+        .map(|m| m.skin.as_ref().map(Influences::new))
+        .collect();
+    let mut positions = zeroed_vec3s(texels);
+    let mut normals = zeroed_vec3s(texels);
     let bad = positions
         .par_chunks_mut(vertex_count)
         .zip(normals.par_chunks_mut(vertex_count))
         .zip(frames.par_iter())
         .enumerate()
         .map_init(Scratch::default, |scratch, (f, ((ps, ns), frame))| {
-            skin_frame(meshes, frame, ps, ns, scratch).map(|(m, v)| (f, m, v))
+            skin_frame(meshes, &influences, frame, ps, ns, scratch).map(|(m, v)| (f, m, v))
         })
         .flatten()
         .min();
@@ -156,6 +166,22 @@ pub fn skin_frames(
         positions,
         normals,
     })
+}
+
+/// `len` zero vectors from one zeroed allocation. `vec![Vec3::ZERO; len]` writes every element
+/// (Vec3 is not a type the standard library knows to be zero), a whole pass over memory that is
+/// overwritten anyway; an allocation of f32 zeros comes from `calloc`, which skips that pass for
+/// fresh pages.
+fn zeroed_vec3s(len: usize) -> Vec<Vec3> {
+    let floats = vec![0.0f32; len * 3];
+    if floats.capacity() != len * 3 {
+        return vec![Vec3::ZERO; len];
+    }
+    let mut floats = std::mem::ManuallyDrop::new(floats);
+    // SAFETY: Vec3 is `repr(C)` of three f32 (size 12, align 4), so an allocation of exactly
+    // `3 * len` f32 (checked above) has the layout of one of `len` Vec3, and zero bits are
+    // Vec3::ZERO. Ownership moves to the new Vec; the old one is never dropped.
+    unsafe { Vec::from_raw_parts(floats.as_mut_ptr().cast::<Vec3>(), len, len) }
 }
 
 fn check_frame(
@@ -203,47 +229,86 @@ fn check_frame(
     Ok(())
 }
 
+/// A skin's influences that skinning reads (weight >= `f32::EPSILON`), listed once per bake so
+/// the per-frame loop neither tests weights nor reads unused slots: vertex `v` has `counts[v]`
+/// consecutive entries of `slots`, after those of the vertices before it.
+struct Influences {
+    counts: Vec<u8>,
+    slots: Vec<(u32, f32)>,
+}
+
+impl Influences {
+    fn new(skin: &SkinBinding) -> Self {
+        let mut counts = Vec::with_capacity(skin.bones.len() / skin.influences.max(1));
+        let mut slots = Vec::with_capacity(skin.bones.len());
+        let vertex_slots = skin
+            .bones
+            .chunks_exact(skin.influences)
+            .zip(skin.weights.chunks_exact(skin.influences));
+        for (bones, weights) in vertex_slots {
+            let before = slots.len();
+            let used = bones
+                .iter()
+                .zip(weights)
+                .filter(|(_, &w)| w >= f32::EPSILON);
+            slots.extend(used.map(|(&b, &w)| (b, w)));
+            counts.push((slots.len() - before) as u8);
+        }
+        Self { counts, slots }
+    }
+}
+
 /// Per-thread buffers reused across frames so the hot loop never allocates.
 #[derive(Default)]
 struct Scratch {
-    /// Per bind: the bone transform and its orthonormalized basis (for normals).
+    /// Per bind: `pre * bone` and the normal matrix times the orthonormalized bone basis.
     bones: Vec<(Affine3A, Mat3A)>,
     /// Active blend shapes: (index, weight).
     shapes: Vec<(usize, f32)>,
+    /// The mesh's blended positions and normals, when a blend shape is active.
+    blended: Vec<(Vec3A, Vec3A)>,
 }
 
 /// Skins all meshes of one frame into `ps`/`ns`; returns the first (mesh, vertex) whose result
 /// is not finite.
 fn skin_frame(
     meshes: &[MeshSource],
+    influences: &[Option<Influences>],
     frame: &[MeshFrame],
     ps: &mut [Vec3],
     ns: &mut [Vec3],
     scratch: &mut Scratch,
 ) -> Option<(usize, usize)> {
     let mut start = 0;
-    for (m, (mesh, mf)) in meshes.iter().zip(frame).enumerate() {
+    for (m, ((mesh, infl), mf)) in meshes.iter().zip(influences).zip(frame).enumerate() {
         let end = start + mesh.positions.len();
-        if let Some(v) = skin_mesh(mesh, mf, &mut ps[start..end], &mut ns[start..end], scratch) {
-            return Some((m, v));
+        let (ps, ns) = (&mut ps[start..end], &mut ns[start..end]);
+        if skin_mesh(mesh, infl.as_ref(), mf, ps, ns, scratch) {
+            // Rare: find which vertex, for the error message.
+            return Some((m, ps.iter().position(|p| !p.is_finite()).unwrap_or(0)));
         }
         start = end;
     }
     None
 }
 
+/// Skins one mesh at one frame; true if some position is not finite.
 fn skin_mesh(
     mesh: &MeshSource,
+    influences: Option<&Influences>,
     mf: &MeshFrame,
     ps: &mut [Vec3],
     ns: &mut [Vec3],
     scratch: &mut Scratch,
-) -> Option<usize> {
+) -> bool {
+    let normal_matrix = normal_matrix(mf.pre.matrix3);
     scratch.bones.clear();
-    if mesh.skin.is_some() {
-        scratch
-            .bones
-            .extend(mf.bones.iter().map(|b| (*b, orthonormalized(b.matrix3))));
+    if influences.is_some() {
+        let bones = mf.bones.iter().map(|b| {
+            let basis = normal_matrix * orthonormalized(b.matrix3);
+            (mf.pre * *b, basis)
+        });
+        scratch.bones.extend(bones);
     }
     scratch.shapes.clear();
     let active = mf
@@ -252,76 +317,176 @@ fn skin_mesh(
         .enumerate()
         .filter(|(_, w)| w.abs() > BLEND_WEIGHT_EPSILON);
     scratch.shapes.extend(active.map(|(i, &w)| (i, w)));
-    let normal_matrix = normal_matrix(mf.pre.matrix3);
+    let pose = Pose {
+        pre: mf.pre,
+        normal_matrix,
+        bones: &scratch.bones,
+    };
     let has_normals = !mesh.normals.is_empty();
-    for (v, (p_out, n_out)) in ps.iter_mut().zip(ns.iter_mut()).enumerate() {
-        let (mut p, mut n) = blend_vertex(mesh, v, &scratch.shapes);
-        if let Some(skin) = &mesh.skin {
-            (p, n) = skin_vertex(skin, v, p, n, &scratch.bones, has_normals);
-        }
-        let world = mf.pre.transform_point3a(p);
-        let normal = if has_normals {
-            (normal_matrix * n).normalize_or(Vec3A::Y)
-        } else {
-            Vec3A::Y
+    if scratch.shapes.is_empty() {
+        let src = |v: usize| {
+            let n = mesh.normals.get(v).map_or(Vec3A::Y, |&n| n.into());
+            (Vec3A::from(mesh.positions[v]), n)
         };
-        if !(world.is_finite() && normal.is_finite()) {
-            return Some(v);
-        }
-        *p_out = world.into();
-        *n_out = normal.into();
+        pose.skin(influences, has_normals, src, ps, ns)
+    } else {
+        blend(mesh, &scratch.shapes, &mut scratch.blended);
+        let blended = &scratch.blended;
+        pose.skin(influences, has_normals, |v| blended[v], ps, ns)
     }
-    None
 }
 
-/// Source vertex plus the active blend shape deltas (step 1).
-fn blend_vertex(mesh: &MeshSource, v: usize, shapes: &[(usize, f32)]) -> (Vec3A, Vec3A) {
-    let p_src = Vec3A::from(mesh.positions[v]);
-    let n_src = mesh.normals.get(v).map_or(Vec3A::Y, |&n| n.into());
-    let (mut p, mut n) = (p_src, n_src);
+/// One mesh's transforms at one frame, folded for the vertex loop.
+struct Pose<'a> {
+    pre: Affine3A,
+    normal_matrix: Mat3A,
+    bones: &'a [(Affine3A, Mat3A)],
+}
+
+impl Pose<'_> {
+    /// Skins every vertex that `src` gives (position, normal); true if a position is not finite.
+    #[inline(always)]
+    fn skin(
+        &self,
+        influences: Option<&Influences>,
+        has_normals: bool,
+        src: impl Fn(usize) -> (Vec3A, Vec3A),
+        ps: &mut [Vec3],
+        ns: &mut [Vec3],
+    ) -> bool {
+        match (influences, has_normals) {
+            (Some(infl), true) => self.skinned::<true>(infl, src, ps, ns),
+            (Some(infl), false) => self.skinned::<false>(infl, src, ps, ns),
+            (None, true) => self.rigid::<true>(src, ps, ns),
+            (None, false) => self.rigid::<false>(src, ps, ns),
+        }
+    }
+
+    #[inline(always)]
+    fn rigid<const NORMALS: bool>(
+        &self,
+        src: impl Fn(usize) -> (Vec3A, Vec3A),
+        ps: &mut [Vec3],
+        ns: &mut [Vec3],
+    ) -> bool {
+        let mut finite = true;
+        for (v, (p_out, n_out)) in ps.iter_mut().zip(ns.iter_mut()).enumerate() {
+            let (p, n) = src(v);
+            let world = self.pre.transform_point3a(p);
+            finite &= world.is_finite();
+            *p_out = world.into();
+            // Normalized afterwards, many at a time (see normalize_or_up).
+            *n_out = if NORMALS {
+                (self.normal_matrix * n).into()
+            } else {
+                Vec3::Y
+            };
+        }
+        if NORMALS {
+            normalize_or_up(ns);
+        }
+        !finite
+    }
+
+    /// `P = P0 + sum w_j (C_j p - P0)` with `P0 = pre p`, `C_j = pre B_j`; the normal likewise
+    /// with the normal matrix, normalized once (+Y when it vanishes).
+    #[inline(always)]
+    fn skinned<const NORMALS: bool>(
+        &self,
+        influences: &Influences,
+        src: impl Fn(usize) -> (Vec3A, Vec3A),
+        ps: &mut [Vec3],
+        ns: &mut [Vec3],
+    ) -> bool {
+        let mut finite = true;
+        let mut at = 0;
+        let outputs = ps.iter_mut().zip(ns.iter_mut()).zip(&influences.counts);
+        for (v, ((p_out, n_out), &count)) in outputs.enumerate() {
+            let (p, n) = src(v);
+            let p0 = self.pre.transform_point3a(p);
+            let n0 = self.normal_matrix * n;
+            let (mut dp, mut dn) = (Vec3A::ZERO, Vec3A::ZERO);
+            let end = at + usize::from(count);
+            for &(bone, w) in &influences.slots[at..end] {
+                let (transform, basis) = &self.bones[bone as usize];
+                dp += w * (transform.transform_point3a(p) - p0);
+                if NORMALS {
+                    dn += w * (*basis * n - n0);
+                }
+            }
+            at = end;
+            let world = p0 + dp;
+            finite &= world.is_finite();
+            *p_out = world.into();
+            *n_out = if NORMALS { (n0 + dn).into() } else { Vec3::Y };
+        }
+        if NORMALS {
+            normalize_or_up(ns);
+        }
+        !finite
+    }
+}
+
+/// `n.normalize_or(Vec3::Y)` for every vector, eight at a time: one vertex at a time, the square
+/// root and division of each normalization sat on the loop's critical path.
+fn normalize_or_up(ns: &mut [Vec3]) {
+    let mut blocks = ns.chunks_exact_mut(NORMALIZE_LANES);
+    for block in &mut blocks {
+        normalize_block(block.try_into().expect("a whole block"));
+    }
+    let rest = blocks.into_remainder();
+    let mut padded = [Vec3::Y; NORMALIZE_LANES];
+    padded[..rest.len()].copy_from_slice(rest);
+    normalize_block(&mut padded);
+    rest.copy_from_slice(&padded[..rest.len()]);
+}
+
+const NORMALIZE_LANES: usize = 8;
+
+/// [`normalize_or_up`] of one block, as a structure of arrays so each operation runs on every
+/// lane at once; `Vec3::normalize_or`'s operations in its order.
+#[inline(always)]
+fn normalize_block(block: &mut [Vec3; NORMALIZE_LANES]) {
+    let x: [f32; NORMALIZE_LANES] = std::array::from_fn(|k| block[k].x);
+    let y: [f32; NORMALIZE_LANES] = std::array::from_fn(|k| block[k].y);
+    let z: [f32; NORMALIZE_LANES] = std::array::from_fn(|k| block[k].z);
+    for (k, n) in block.iter_mut().enumerate() {
+        let rcp = 1.0 / ((x[k] * x[k] + y[k] * y[k]) + z[k] * z[k]).sqrt();
+        let ok = (rcp > 0.0) & (rcp < f32::INFINITY);
+        let pick = |v: f32, fallback: f32| if ok { v } else { fallback };
+        *n = Vec3::new(
+            pick(x[k] * rcp, 0.0),
+            pick(y[k] * rcp, 1.0),
+            pick(z[k] * rcp, 0.0),
+        );
+    }
+}
+
+/// Source vertices plus the active blend shape deltas (step 1), shape by shape so each vertex
+/// sums its deltas in shape order.
+fn blend(mesh: &MeshSource, shapes: &[(usize, f32)], out: &mut Vec<(Vec3A, Vec3A)>) {
+    out.clear();
+    let normal = |v: usize| mesh.normals.get(v).map_or(Vec3A::Y, |&n| Vec3A::from(n));
+    out.extend((0..mesh.positions.len()).map(|v| (Vec3A::from(mesh.positions[v]), normal(v))));
     for &(i, w) in shapes {
         let shape = &mesh.blend_shapes[i];
-        let sp = Vec3A::from(shape.positions[v]);
-        let sn = shape.normals.get(v).map(|&n| Vec3A::from(n));
-        match mesh.blend_mode {
-            BlendMode::Normalized => {
-                p += w * (sp - p_src);
-                n += sn.map_or(Vec3A::ZERO, |sn| w * (sn - n_src));
+        let has_normals = !shape.normals.is_empty();
+        for (v, (p, n)) in out.iter_mut().enumerate() {
+            let (p_src, n_src) = (Vec3A::from(mesh.positions[v]), normal(v));
+            let sp = Vec3A::from(shape.positions[v]);
+            match mesh.blend_mode {
+                BlendMode::Normalized => *p += w * (sp - p_src),
+                BlendMode::Relative => *p += w * sp,
             }
-            BlendMode::Relative => {
-                p += w * sp;
-                n += sn.map_or(Vec3A::ZERO, |sn| w * sn);
+            if has_normals {
+                let sn = Vec3A::from(shape.normals[v]);
+                match mesh.blend_mode {
+                    BlendMode::Normalized => *n += w * (sn - n_src),
+                    BlendMode::Relative => *n += w * sn,
+                }
             }
         }
     }
-    (p, n)
-}
-
-/// Linear blend skinning of one vertex (step 2); normals only when the mesh has them.
-fn skin_vertex(
-    skin: &SkinBinding,
-    v: usize,
-    p: Vec3A,
-    n: Vec3A,
-    bones: &[(Affine3A, Mat3A)],
-    has_normals: bool,
-) -> (Vec3A, Vec3A) {
-    let base = v * skin.influences;
-    let slots = skin.bones[base..base + skin.influences]
-        .iter()
-        .zip(&skin.weights[base..]);
-    let (mut dp, mut dn) = (Vec3A::ZERO, Vec3A::ZERO);
-    for (&bone, &w) in slots {
-        if w < f32::EPSILON {
-            continue;
-        }
-        let (transform, basis) = &bones[bone as usize];
-        dp += w * (transform.transform_point3a(p) - p);
-        if has_normals {
-            dn += w * (*basis * n - n);
-        }
-    }
-    (p + dp, (n + dn).normalize_or_zero())
 }
 
 /// Godot's `Basis::orthonormalize`: Gram-Schmidt on the columns x, y, z in that order.

@@ -337,3 +337,207 @@ fn bounds_of_points() {
         (Vec3::new(-1.0, 0.0, 3.0), Vec3::new(1.0, 2.0, 5.0))
     );
 }
+
+// --- the fast path against the step-by-step formulas ---------------------------------------
+
+/// The module docs' steps 1-3 one vertex at a time, exactly as written there (the
+/// implementation this module had before the folded fast path): the reference.
+fn reference_vertex(mesh: &MeshSource, mf: &MeshFrame, v: usize) -> (Vec3, Vec3) {
+    use glam::Vec3A;
+    let p_src = Vec3A::from(mesh.positions[v]);
+    let n_src = mesh.normals.get(v).map_or(Vec3A::Y, |&n| n.into());
+    let (mut p, mut n) = (p_src, n_src);
+    for (shape, &w) in mesh.blend_shapes.iter().zip(&mf.blend_weights) {
+        if w.abs() <= BLEND_WEIGHT_EPSILON {
+            continue;
+        }
+        let sp = Vec3A::from(shape.positions[v]);
+        let sn = shape.normals.get(v).map(|&n| Vec3A::from(n));
+        match mesh.blend_mode {
+            BlendMode::Normalized => {
+                p += w * (sp - p_src);
+                n += sn.map_or(Vec3A::ZERO, |sn| w * (sn - n_src));
+            }
+            BlendMode::Relative => {
+                p += w * sp;
+                n += sn.map_or(Vec3A::ZERO, |sn| w * sn);
+            }
+        }
+    }
+    if let Some(skin) = &mesh.skin {
+        let (mut dp, mut dn) = (Vec3A::ZERO, Vec3A::ZERO);
+        for k in v * skin.influences..(v + 1) * skin.influences {
+            let w = skin.weights[k];
+            if w < f32::EPSILON {
+                continue;
+            }
+            let bone = mf.bones[skin.bones[k] as usize];
+            dp += w * (bone.transform_point3a(p) - p);
+            dn += w * (orthonormalized(bone.matrix3) * n - n);
+        }
+        (p, n) = (p + dp, (n + dn).normalize_or_zero());
+    }
+    let normal = if mesh.normals.is_empty() {
+        Vec3A::Y
+    } else {
+        (normal_matrix(mf.pre.matrix3) * n).normalize_or(Vec3A::Y)
+    };
+    (mf.pre.transform_point3a(p).into(), normal.into())
+}
+
+/// Deterministic pseudo-random numbers in [0, 1).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    fn vec(&mut self, scale: f32) -> Vec3 {
+        Vec3::new(self.next() - 0.5, self.next() - 0.5, self.next() - 0.5) * 2.0 * scale
+    }
+
+    /// Rotation, non-uniform (sometimes mirrored) scale, a little shear, translation.
+    fn transform(&mut self) -> Affine3A {
+        let rot = Quat::from_scaled_axis(self.vec(3.0));
+        let mut scale = Vec3::ONE + self.vec(0.4);
+        if self.next() < 0.2 {
+            scale.x = -scale.x;
+        }
+        let shear = glam::Mat3::from_cols(Vec3::X, Vec3::Y + self.vec(0.1), Vec3::Z);
+        let m = glam::Mat3::from_quat(rot) * glam::Mat3::from_diagonal(scale) * shear;
+        Affine3A::from_mat3_translation(m, self.vec(2.0))
+    }
+}
+
+/// A mesh of `n` vertices: skinned with `influences` slots (some weights zero or tiny, with
+/// garbage bone indices there) when `influences > 0`, with `shapes` blend shapes.
+fn random_mesh(
+    rng: &mut Lcg,
+    n: usize,
+    influences: usize,
+    shapes: usize,
+    with_normals: bool,
+) -> MeshSource {
+    let positions: Vec<Vec3> = (0..n).map(|_| rng.vec(1.0)).collect();
+    let normals: Vec<Vec3> = if with_normals {
+        (0..n).map(|_| rng.vec(1.0).normalize_or(Vec3::Y)).collect()
+    } else {
+        Vec::new()
+    };
+    let blend_shapes = (0..shapes)
+        .map(|s| BlendShape {
+            positions: positions.iter().map(|&p| p + rng.vec(0.1)).collect(),
+            // Every other shape leaves normals alone.
+            normals: if s.is_multiple_of(2) && with_normals {
+                (0..n).map(|_| rng.vec(1.0).normalize_or(Vec3::Y)).collect()
+            } else {
+                Vec::new()
+            },
+        })
+        .collect();
+    let skin = (influences > 0).then(|| {
+        let (mut bones, mut weights) = (Vec::new(), Vec::new());
+        for _ in 0..n {
+            for k in 0..influences {
+                let r = rng.next();
+                let (bone, w) = match k {
+                    0 => ((rng.next() * 7.0) as u32, 0.2 + rng.next()),
+                    _ if r < 0.3 => (999, 0.0),
+                    _ if r < 0.4 => (999, 1e-8),
+                    _ => ((rng.next() * 7.0) as u32, rng.next()),
+                };
+                bones.push(bone);
+                weights.push(w);
+            }
+            // Most vertices' weights sum to one, some not (Godot then keeps the remainder at rest).
+            let sum: f32 = weights[weights.len() - influences..].iter().sum();
+            if rng.next() < 0.8 {
+                let len = weights.len();
+                weights[len - influences..]
+                    .iter_mut()
+                    .for_each(|w| *w /= sum);
+            }
+        }
+        SkinBinding {
+            bones,
+            weights,
+            influences,
+            bind_count: 7,
+        }
+    });
+    MeshSource {
+        name: format!("random{n}"),
+        positions,
+        normals,
+        skin,
+        blend_shapes,
+        blend_mode: if shapes.is_multiple_of(2) {
+            BlendMode::Normalized
+        } else {
+            BlendMode::Relative
+        },
+    }
+}
+
+#[test]
+fn fast_path_matches_the_step_by_step_reference() {
+    let mut rng = Lcg(11);
+    let meshes = vec![
+        random_mesh(&mut rng, 300, 4, 0, true),
+        random_mesh(&mut rng, 200, 8, 2, true),
+        random_mesh(&mut rng, 100, 0, 0, true),
+        random_mesh(&mut rng, 120, 0, 3, true),
+        random_mesh(&mut rng, 80, 4, 1, false),
+        random_mesh(&mut rng, 60, 0, 0, false),
+    ];
+    let frames: Vec<Vec<MeshFrame>> = (0..9)
+        .map(|_| {
+            meshes
+                .iter()
+                .map(|m| {
+                    let bones = match &m.skin {
+                        Some(skin) => (0..skin.bind_count).map(|_| rng.transform()).collect(),
+                        None => Vec::new(),
+                    };
+                    // Some weights below Godot's threshold, some negative, some above one.
+                    let blend_weights = (0..m.blend_shapes.len())
+                        .map(|_| match rng.next() {
+                            r if r < 0.2 => 5e-5,
+                            r => r * 2.4 - 0.7,
+                        })
+                        .collect();
+                    frame(rng.transform(), bones, blend_weights)
+                })
+                .collect()
+        })
+        .collect();
+    let out = skin_frames(&meshes, &frames, &label).unwrap();
+    let (mut worst_p, mut worst_n) = (0.0f32, 0.0f32);
+    for (f, frame) in frames.iter().enumerate() {
+        let (ps, ns) = (out.frame_positions(f), out.frame_normals(f));
+        let mut i = 0;
+        for (mesh, mf) in meshes.iter().zip(frame) {
+            for v in 0..mesh.positions.len() {
+                let (p, n) = reference_vertex(mesh, mf, v);
+                let scale = 1.0 + p.abs().max_element();
+                worst_p = worst_p.max((ps[i] - p).abs().max_element() / scale);
+                worst_n = worst_n.max((ns[i] - n).abs().max_element());
+                if mesh.normals.is_empty() {
+                    assert_eq!(ns[i], Vec3::Y);
+                }
+                i += 1;
+            }
+        }
+    }
+    // Only f32 rounding separates the two: a few ulps of the magnitudes involved.
+    assert!(
+        worst_p < 2e-6,
+        "positions differ by up to {worst_p} (relative)"
+    );
+    assert!(worst_n < 2e-6, "normals differ by up to {worst_n}");
+}

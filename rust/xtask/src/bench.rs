@@ -21,6 +21,10 @@ pub fn bench(which: &str, quick: bool) -> Result<ExitCode> {
     let tests = root.join("tests");
     let plain = Session::plain()?;
     build::build(true, Some(&plain))?;
+    if which == "bake" {
+        // The corpus character comes from the shared assets; without them it is skipped.
+        crate::test_godot::copy_assets(&root)?;
+    }
     plain.import(&tests)?;
     let session = Session::render()?;
     let out_dir = target_dir().join("bench");
@@ -47,6 +51,7 @@ pub fn bench(which: &str, quick: bool) -> Result<ExitCode> {
         .map_err(|e| format!("bench {which} wrote no {}: {e}", json.display()))?;
     let report: Value = serde_json::from_str(&text)?;
     print_table(&report);
+    print_per_vertex_frame(&report);
     println!("xtask: results in {}", json.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -90,6 +95,54 @@ fn print_table(report: &Value) {
             ms,
             ratio
         );
+    }
+}
+
+/// The bake report's characters: vat_crowd's split per vertex-frame in ns, its own work (skin +
+/// encode + build) over Godot's pose sampling, and the MeshDataTool port over vat_crowd.
+fn print_per_vertex_frame(report: &Value) {
+    let Some(characters) = report.get("characters").and_then(Value::as_array) else {
+        return;
+    };
+    println!(
+        "\n{:<34} {:>13} {:>8} {:>8} {:>8} {:>8} {:>11} {:>9}",
+        "ns per vertex-frame",
+        "v x f",
+        "sample",
+        "skin",
+        "encode",
+        "build",
+        "own/sample",
+        "mdt/vat"
+    );
+    for c in characters {
+        let name = c.get("character").and_then(Value::as_str).unwrap_or("?");
+        let name = name.rsplit('/').next().unwrap_or(name);
+        let num = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(f64::NAN);
+        let ns = c.get("split_ns_per_vertex_frame");
+        let stage = |k: &str| num(ns.and_then(|n| n.get(k)));
+        let size = format!(
+            "{}x{}",
+            num(c.get("vertices")) as i64,
+            num(c.get("frames")) as i64
+        );
+        println!(
+            "{name:<34} {size:>13} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>10.2}x {:>8.1}x",
+            stage("sample"),
+            stage("skin"),
+            stage("encode"),
+            stage("build"),
+            num(c.get("own_vs_sample")),
+            num(c.get("gdscript_meshdatatool_vs_vat_crowd")),
+        );
+    }
+    if let Some(note) = report
+        .get("corpus")
+        .and_then(|c| c.get("note"))
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+    {
+        println!("note: {note}");
     }
 }
 
