@@ -32,7 +32,7 @@ pub fn prepare(root: &Path, render: bool) -> Result<Session> {
 /// Every character (`.glb`, `.gltf`) of `$VAT_CROWD_ASSETS` or ../shared/assets into
 /// tests/assets_local/, so a file added there is tested with no code change; copies that no longer
 /// have a source are removed.
-fn copy_assets(root: &Path) -> Result<()> {
+pub fn copy_assets(root: &Path) -> Result<()> {
     let dir = env_nonempty("VAT_CROWD_ASSETS")
         .map(PathBuf::from)
         .or_else(|| root.parent().map(|p| p.join("shared/assets")));
