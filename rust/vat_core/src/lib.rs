@@ -10,11 +10,13 @@
 //! * [`motion`]: tell a frozen bake from a moving one; root velocity and in-place offsets.
 //! * [`clock`]: keep the shader's f32 time small with an f64 clock that rebases.
 //!
+//! [`baked`] checks that a stored bake's fields agree before anything reads them.
 //! [`layout`] holds the constants the shader shares; [`half`] the f16 conversions; [`octahedral`]
 //! the normal encoding; [`bounds`] boxes; [`error`] the one error type. All functions are deterministic; the heavy ones use rayon.
 
 #![deny(missing_docs)]
 
+pub mod baked;
 pub mod bounds;
 pub mod clip;
 pub mod clock;

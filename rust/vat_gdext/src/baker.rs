@@ -49,6 +49,12 @@ impl VertexAnimationBaker {
     /// Bakes every target and saves those that have (or get, from `output_path`) a file.
     #[func]
     pub fn bake(&mut self) -> Error {
+        if !godot::init::is_main_thread() {
+            godot_error!(
+                "vat_crowd: VertexAnimationBaker.bake() was called off the main thread and did nothing: a bake poses the character in the running scene tree, which only the main thread may touch"
+            );
+            return Error::ERR_UNAVAILABLE;
+        }
         let (err, summary) = match self.bake_all() {
             Ok(s) => (Error::OK, s),
             Err(e) => {

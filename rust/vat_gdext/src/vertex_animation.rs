@@ -3,9 +3,9 @@
 use std::time::Instant;
 
 use godot::classes::animation::LoopMode;
+use godot::classes::image::Format;
 use godot::classes::{
-    ArrayMesh, DirAccess, IResource, ImageTexture, PackedScene, ProjectSettings, Resource,
-    ResourceSaver, Texture2D, Texture2DArray,
+    ArrayMesh, IResource, ImageTexture, PackedScene, Resource, Texture2D, Texture2DArray,
 };
 use godot::global::Error;
 use godot::prelude::*;
@@ -13,6 +13,7 @@ use vat_core::clip::{Clip, ClipSpec};
 use vat_core::encode::{Bounds, EncodedVat, EncodingParams, Precision, VatLayout};
 
 use crate::bake::{collect, output, root_motion, sample, scene};
+use crate::save::save_atomic;
 use crate::{convert, workers};
 
 /// Floats per clip in the stored clip table: first frame, frame count, fps, duration, looped.
@@ -130,8 +131,11 @@ pub struct VertexAnimation {
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     column_channel: i32,
 
-    cache: Option<EncodedVat>,
+    /// The encoded VAT rebuilt from the textures, with the texture ids it was built from.
+    cache: Option<(EncodedVat, [Option<InstanceId>; 2])>,
     stats: VarDictionary,
+    /// The last inconsistency reported for the stored bake, so it is reported once.
+    reported: std::cell::RefCell<String>,
     base: Base<Resource>,
 }
 
@@ -148,6 +152,12 @@ impl VertexAnimation {
     /// `bake.gd`). On failure prints one error saying what and where, and keeps the previous bake.
     #[func]
     pub fn bake(&mut self) -> Error {
+        if !godot::init::is_main_thread() {
+            godot_error!(
+                "vat_crowd: VertexAnimation.bake() was called off the main thread and did nothing: a bake poses the character in the running scene tree, which only the main thread may touch; call it on the main thread (e.g. with call_deferred)"
+            );
+            return Error::ERR_UNAVAILABLE;
+        }
         match self.bake_impl() {
             Ok(summary) => {
                 godot_print!("vat_crowd: {summary}");
@@ -170,7 +180,7 @@ impl VertexAnimation {
     /// Whether this resource holds baked data.
     #[func]
     pub fn is_baked(&self) -> bool {
-        self.position_texture.is_some() && self.mesh.is_some() && self.frame_count > 0
+        !self.looks_unbaked() && self.stored_problem().is_none()
     }
 
     /// Number of baked clips.
@@ -255,7 +265,9 @@ impl VertexAnimation {
     /// Bounds of `clip` over its frames.
     #[func]
     pub fn get_clip_bounds(&self, clip: i32) -> Aabb {
-        if self.clip_checked(clip).is_none() {
+        if self.clip_checked(clip).is_none()
+            || self.clip_bounds_table.len() < (clip as usize + 1) * 6
+        {
             return Aabb::default();
         }
         let b = &self.clip_bounds_table.as_slice()[clip as usize * 6..clip as usize * 6 + 6];
@@ -283,6 +295,12 @@ impl VertexAnimation {
     /// renamed over the old one, so a failed save leaves the old file untouched.
     #[func]
     pub fn save_to(&mut self, path: GString) -> Error {
+        if !godot::init::is_main_thread() {
+            godot_error!(
+                "vat_crowd: VertexAnimation.save_to() was called off the main thread and did nothing; save on the main thread"
+            );
+            return Error::ERR_UNAVAILABLE;
+        }
         // The saver reads this resource's properties back through Godot: hold the base guard so
         // those re-entrant calls are allowed while `self` is borrowed.
         let mut base = self.base_mut();
@@ -390,8 +408,20 @@ impl VertexAnimation {
         }
     }
 
-    /// The encoded VAT rebuilt from the stored textures (cached).
+    /// The encoded VAT rebuilt from the stored textures: cached, rebuilt when a texture is
+    /// replaced, and `None` (with one error) when the stored fields disagree.
     fn encoded(&mut self) -> Option<&EncodedVat> {
+        let ids = [
+            self.position_texture.as_ref().map(|t| t.instance_id()),
+            self.normal_texture.as_ref().map(|t| t.instance_id()),
+        ];
+        if self.cache.as_ref().is_some_and(|(_, key)| *key != ids) {
+            self.cache = None;
+        }
+        // Every field (not only the textures) may have been set since: check them each time.
+        if self.looks_unbaked() || self.stored_problem().is_some() {
+            return None;
+        }
         if self.cache.is_none() {
             let positions = self
                 .position_texture
@@ -414,26 +444,86 @@ impl VertexAnimation {
                 scale: convert::vec3(self.encoding_scale),
                 normals: !normals.is_empty(),
             };
-            if positions.len()
-                < layout.texel_count()
-                    * vat_core::encode::bytes_per_vertex_frame(params.precision, false)
+            let needed =
+                |p, n| layout.texel_count() * vat_core::encode::bytes_per_vertex_frame(p, n);
+            if positions.len() < needed(params.precision, false)
+                || (params.normals
+                    && normals.len()
+                        < needed(params.precision, true) - needed(params.precision, false))
             {
                 godot_error!(
-                    "vat_crowd: '{}' has a position texture of the wrong size (corrupt resource?)",
+                    "vat_crowd: '{}' has texture data of the wrong size (corrupt resource?)",
                     self.name_for_messages()
                 );
                 return None;
             }
-            self.cache = Some(EncodedVat {
+            let vat = EncodedVat {
                 layout,
                 params,
                 positions,
                 normals,
                 bounds: convert::bounds(self.bounds),
                 clip_bounds: Vec::new(),
-            });
+            };
+            self.cache = Some((vat, ids));
         }
-        self.cache.as_ref()
+        self.cache.as_ref().map(|(vat, _)| vat)
+    }
+
+    /// True when nothing was ever baked into this resource (a fresh one): not an error.
+    fn looks_unbaked(&self) -> bool {
+        self.mesh.is_none()
+            && self.position_texture.is_none()
+            && self.frame_count == 0
+            && self.clip_names.is_empty()
+    }
+
+    /// What is wrong with the stored bake, if anything; reported once per distinct problem.
+    fn stored_problem(&self) -> Option<String> {
+        let texture = |t: &Option<Gd<ImageTexture>>| {
+            t.as_ref().map(|t| vat_core::baked::StoredTexture {
+                width: i64::from(t.get_width()),
+                height: i64::from(t.get_height()),
+                bytes_per_texel: match t.get_format() {
+                    Format::RGBAH => 8,
+                    Format::RGBAF => 16,
+                    Format::RGH => 4,
+                    _ => 0,
+                },
+            })
+        };
+        let mesh_vertices = self.mesh.as_ref().map(|m| {
+            (0..m.get_surface_count())
+                .map(|s| m.surface_get_array_len(s).max(0) as usize)
+                .sum()
+        });
+        let v = self.encoding_offset;
+        let sc = self.encoding_scale;
+        let stored = vat_core::baked::StoredBake {
+            vertex_count: i64::from(self.vertex_count),
+            frame_count: i64::from(self.frame_count),
+            mesh_vertices,
+            positions: texture(&self.position_texture),
+            normals: texture(&self.normal_texture),
+            precision: i64::from(self.baked_precision),
+            clip_names: self.clip_names.len(),
+            clip_table: self.clip_table.as_slice(),
+            clip_bounds: self.clip_bounds_table.as_slice(),
+            root_velocities: self.clip_root_velocities.len(),
+            offset: [v.x, v.y, v.z],
+            scale: [sc.x, sc.y, sc.z],
+            column_channel: i64::from(self.column_channel),
+        };
+        let problem = vat_core::baked::check(&stored).err()?;
+        let message = format!(
+            "'{}' holds an inconsistent bake and is drawn as nothing: {problem} (re-bake it)",
+            self.name_for_messages()
+        );
+        if *self.reported.borrow() != message {
+            godot_error!("vat_crowd: {message}");
+            *self.reported.borrow_mut() = message.clone();
+        }
+        Some(message)
     }
 
     fn bake_impl(&mut self) -> Result<String, String> {
@@ -600,7 +690,12 @@ impl VertexAnimation {
         stats.set("total_ms", ms(t_start, t_built));
         stats.set("summary", summary.as_str());
         self.stats = stats;
-        self.cache = Some(vat);
+        let ids = [
+            self.position_texture.as_ref().map(|t| t.instance_id()),
+            self.normal_texture.as_ref().map(|t| t.instance_id()),
+        ];
+        self.cache = Some((vat, ids));
+        self.reported.borrow_mut().clear();
         self.base_mut().emit_changed();
         Ok(summary)
     }
@@ -765,41 +860,4 @@ fn frame_labels(clips: &[Clip]) -> Vec<String> {
         .iter()
         .flat_map(|c| (0..c.frame_count).map(move |k| format!("clip '{}' frame {k}", c.name)))
         .collect()
-}
-
-/// Writes `resource` to a temporary file beside `path`, then renames it over `path`.
-pub fn save_atomic(resource: &Gd<Resource>, path: &str) -> Result<(), (Error, String)> {
-    let (stem, ext) = match path.rsplit_once('.') {
-        Some((s, e)) if !e.contains('/') => (s, e),
-        _ => {
-            return Err((
-                Error::ERR_FILE_BAD_PATH,
-                format!("'{path}' has no file extension (use .res)"),
-            ))
-        }
-    };
-    let tmp = format!("{stem}.tmp.{ext}");
-    let err = ResourceSaver::singleton()
-        .save_ex(resource)
-        .path(tmp.as_str())
-        .done();
-    let settings = ProjectSettings::singleton();
-    let abs_tmp = settings.globalize_path(tmp.as_str());
-    if err != Error::OK {
-        let _ = DirAccess::remove_absolute(&abs_tmp);
-        return Err((
-            err,
-            format!("could not write '{tmp}' ({err:?}); '{path}' was left untouched"),
-        ));
-    }
-    let abs = settings.globalize_path(path);
-    let err = DirAccess::rename_absolute(&abs_tmp, &abs);
-    if err != Error::OK {
-        let _ = DirAccess::remove_absolute(&abs_tmp);
-        return Err((
-            err,
-            format!("could not move '{tmp}' over '{path}' ({err:?}); '{path}' was left untouched"),
-        ));
-    }
-    Ok(())
 }

@@ -13,6 +13,9 @@ use crate::xvfb::Xvfb;
 /// Log text that fails a run whatever the exit status says.
 const FATAL_PATTERNS: &[&str] = &[
     "SCRIPT ERROR",
+    // A Rust panic caught by gdext ("ERROR: [panic file:line] ..."): never expected, even for
+    // bad input, which gets a clear error instead.
+    "[panic ",
     "Can't open dynamic library",
     "ObjectDB instances leaked at exit",
 ];
