@@ -39,6 +39,16 @@ func cases_corpus() -> Array:
 	return out
 
 
+func test_corpus_has_real_characters() -> void:
+	var real := cases_corpus().filter(func(c: String) -> bool: return c.get_extension() in ["glb", "gltf"])
+	if real.is_empty():
+		var why := "no character in res://assets_local (../shared/assets or $VAT_CROWD_ASSETS): only generated ones were tested"
+		if in_ci():
+			fail(why)
+		else:
+			skip(why)
+
+
 func _scene_path(case: String) -> String:
 	match case:
 		"soldier":
