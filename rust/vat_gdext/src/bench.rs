@@ -4,6 +4,11 @@ use std::time::Instant;
 
 use godot::prelude::*;
 
+/// The largest copy `memcpy_usec` measures (1 GiB: the benchmarks use at most tens of MB).
+const MAX_BYTES: i64 = 1 << 30;
+/// The most copies `memcpy_usec` times.
+const MAX_ITERATIONS: i64 = 10_000;
+
 /// Helpers for `cargo xtask bench`: baselines that need native code.
 #[derive(GodotClass)]
 #[class(init, base = RefCounted)]
@@ -13,11 +18,18 @@ pub struct VatCrowdBench {
 
 #[godot_api]
 impl VatCrowdBench {
-    /// Median time in microseconds of a plain memcpy of `bytes` bytes, over `iterations` copies:
-    /// the floor for pushing that much per-instance data.
+    /// Median time in microseconds of a plain memcpy of `bytes` bytes (0 to 1 GiB), over
+    /// `iterations` copies (1 to 10,000): the floor for pushing that much per-instance data. -1 and
+    /// an error for values out of range.
     #[func]
     fn memcpy_usec(bytes: i64, iterations: i64) -> f64 {
-        let n = bytes.max(0) as usize;
+        if !(0..=MAX_BYTES).contains(&bytes) || !(1..=MAX_ITERATIONS).contains(&iterations) {
+            godot_error!(
+                "vat_crowd: VatCrowdBench.memcpy_usec({bytes}, {iterations}): bytes must be 0 to {MAX_BYTES} and iterations 1 to {MAX_ITERATIONS}"
+            );
+            return -1.0;
+        }
+        let n = bytes as usize;
         let src = vec![7u8; n];
         let mut dst = vec![0u8; n];
         let mut times: Vec<f64> = (0..iterations.max(1))
