@@ -149,3 +149,20 @@ func test_out_of_range_queries() -> void:
 	check_eq(va.find_clip("nope"), -1, "unknown clip is -1")
 	check_eq(va.get_clip_frame_count(5), 0, "out-of-range clip gives 0")
 	check_eq(va.decode_frame(0, 999).size(), 0, "out-of-range frame gives nothing")
+
+
+func test_too_many_variations_are_refused_before_baking() -> void:
+	# 3,000 layers is past every renderer's Texture2DArray limit (2048 on desktop GPUs).
+	var tex := ImageTexture.create_from_image(Image.create_empty(2, 2, false, Image.FORMAT_RGBA8))
+	var many: Array[Texture2D] = []
+	for i in 3000:
+		many.append(tex)
+	var va := VertexAnimation.new()
+	va.source_scene = _box_character(true, ["idle"])
+	va.texture_variations = many
+	check_eq(va.bake(), FAILED, "3,000 variations are refused")
+	check(not va.is_baked(), "nothing baked")
+	many.resize(4)
+	va.texture_variations = many
+	check_eq(va.bake(), OK, "4 variations bake")
+	check_eq(va.variations.get_layers(), 4, "into 4 layers")

@@ -566,6 +566,7 @@ impl VertexAnimation {
         let clips =
             vat_core::clip::plan_clips(&specs).map_err(|e| format!("{e} (in '{scene_name}')"))?;
         let total_frames = vat_core::clip::total_frames(&clips);
+        output::check_variation_count(self.texture_variations.len(), &self.name_for_messages())?;
         // Refuse an oversized character before spending time sampling it.
         VatLayout::new(character.vertex_count() as u32, total_frames)
             .map_err(|e| format!("{e} (in '{scene_name}')"))?;

@@ -135,6 +135,18 @@ pub fn data_texture(width: u32, height: u32, format: Format, bytes: &[u8]) -> Gd
     ImageTexture::create_from_image(&image).expect("image is valid")
 }
 
+/// Refuses more variations than the renderer allows layers in one Texture2DArray (which would
+/// never draw); the bake checks this before sampling anything.
+pub fn check_variation_count(count: usize, owner: &str) -> Result<(), String> {
+    let layers = crate::crowd::gpu::renderer_max_texture_layers();
+    if count > layers as usize {
+        return Err(format!(
+            "'{owner}' has {count} texture_variations, more than the {layers} layers this renderer allows in one Texture2DArray"
+        ));
+    }
+    Ok(())
+}
+
 /// Builds the variation Texture2DArray. Every texture is converted to the first one's size and
 /// to RGBA8 (with a warning when a texture had to be resized), then mipmapped, so any mix of
 /// imported textures works. Returns `Ok(None)` when there are no variations.
@@ -145,6 +157,8 @@ pub fn variations(
     if textures.is_empty() {
         return Ok(None);
     }
+    check_variation_count(textures.len(), owner)?;
+    let max_side = crate::crowd::gpu::renderer_max_texture_size();
     let mut images: Array<Gd<Image>> = Array::new();
     let mut size = None;
     for (i, texture) in textures.iter().enumerate() {
@@ -158,6 +172,11 @@ pub fn variations(
             image.decompress();
         }
         let (w, h) = (image.get_width(), image.get_height());
+        if w.max(h) as u32 > max_side {
+            return Err(format!(
+                "texture_variations[{i}] of '{owner}' is {w}x{h}, larger than the {max_side} texels per side this renderer allows"
+            ));
+        }
         let (tw, th) = *size.get_or_insert((w, h));
         if (w, h) != (tw, th) {
             godot_warn!(

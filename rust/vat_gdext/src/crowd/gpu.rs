@@ -47,6 +47,18 @@ pub fn renderer_max_texture_size() -> u32 {
         })
 }
 
+/// The most layers a texture array may have on this renderer: the rendering device's limit
+/// (Forward+, Mobile), else (Compatibility, headless) 2048, what desktop GPUs take (OpenGL ES and
+/// Vulkan guarantee only 256).
+pub fn renderer_max_texture_layers() -> u32 {
+    const FALLBACK: u32 = 2048;
+    RenderingServer::singleton()
+        .get_rendering_device()
+        .map_or(FALLBACK, |rd| {
+            u32::try_from(rd.limit_get(Limit::MAX_TEXTURE_ARRAY_LAYERS)).unwrap_or(FALLBACK)
+        })
+}
+
 /// The current camera's position in `node`'s space, if it is in a tree with a 3D camera: in the
 /// editor, the first 3D editor viewport's camera (what the user is looking through), else the
 /// node's viewport's current camera.
