@@ -131,13 +131,21 @@ func test_unwritable_output_leaves_old_file() -> void:
 	check_eq(va.bake(), OK, "bake")
 	check_eq(va.save_to(path), OK, "first save")
 	var old_bytes := FileAccess.get_file_as_bytes(path)
-	# A folder where the temporary file must go makes the write fail.
-	DirAccess.make_dir_recursive_absolute(dir + "/old.tmp.res")
+	# Folders where this process's temporary files would go make the write fail (the temporary's
+	# name is hidden and numbered per save: .old.res.vat-crowd-save-PID-N.res).
+	var blockers := []
+	for n in 2000:
+		var b := dir + "/.old.res.vat-crowd-save-%d-%d.res" % [OS.get_process_id(), n]
+		DirAccess.make_dir_recursive_absolute(b)
+		blockers.append(b)
 	va.fps = 10.0
 	va.bake()
 	check(va.save_to(path) != OK, "save over a blocked temporary path fails")
 	check_eq(FileAccess.get_file_as_bytes(path), old_bytes, "old file is untouched")
-	DirAccess.remove_absolute(dir + "/old.tmp.res")
+	for b in blockers:
+		DirAccess.remove_absolute(b)
+	var left := DirAccess.get_files_at(dir)
+	check_eq(left, PackedStringArray(["old.res"]), "no temporary file is left")
 	DirAccess.remove_absolute(path)
 
 
