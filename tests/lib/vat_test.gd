@@ -65,6 +65,26 @@ func frames(n: int) -> void:
 		await tree.process_frame
 
 
+## The render tests' scene: a dark background, grey ambient light, a sun (casting shadows when
+## `shadows`), and a current camera at `cam_pos` looking at `look_at`, all under `root`.
+func stage(cam_pos: Vector3, look_at: Vector3, shadows := false) -> void:
+	var env := WorldEnvironment.new()
+	env.environment = Environment.new()
+	env.environment.background_mode = Environment.BG_COLOR
+	env.environment.background_color = Color(0.1, 0.1, 0.12)
+	env.environment.ambient_light_source = Environment.AMBIENT_SOURCE_COLOR
+	env.environment.ambient_light_color = Color(0.3, 0.3, 0.3)
+	root.add_child(env)
+	var sun := DirectionalLight3D.new()
+	sun.rotation_degrees = Vector3(-50, 30, 0)
+	sun.shadow_enabled = shadows
+	root.add_child(sun)
+	var cam := Camera3D.new()
+	root.add_child(cam)
+	cam.look_at_from_position(cam_pos, look_at)
+	cam.current = true
+
+
 ## Waits until the frame drawn after now is complete and returns the root viewport's image.
 func capture() -> Image:
 	await RenderingServer.frame_post_draw

@@ -263,20 +263,7 @@ func _check_render(case: String, scene: PackedScene, va: VertexAnimation) -> voi
 	# Framed on the clip's own bounds, so the character fills the picture.
 	var box := va.get_clip_bounds(clip)
 	var center := box.get_center()
-	var env := WorldEnvironment.new()
-	env.environment = Environment.new()
-	env.environment.background_mode = Environment.BG_COLOR
-	env.environment.background_color = Color(0.1, 0.1, 0.12)
-	env.environment.ambient_light_source = Environment.AMBIENT_SOURCE_COLOR
-	env.environment.ambient_light_color = Color(0.3, 0.3, 0.3)
-	root.add_child(env)
-	var sun := DirectionalLight3D.new()
-	sun.rotation_degrees = Vector3(-50, 30, 0)
-	root.add_child(sun)
-	var cam := Camera3D.new()
-	root.add_child(cam)
-	cam.look_at_from_position(center + Vector3(0.5, 0.25, 0.9).normalized() * box.size.length() * 0.9, center)
-	cam.current = true
+	stage(center + Vector3(0.5, 0.25, 0.9).normalized() * box.size.length() * 0.9, center)
 	var skeletal := scene.instantiate() as Node3D
 	root.add_child(skeletal)
 	var player: AnimationPlayer = skeletal.find_children("*", "AnimationPlayer", true, false)[0]

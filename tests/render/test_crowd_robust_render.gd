@@ -17,20 +17,7 @@ func _body_anim() -> VertexAnimation:
 
 
 func _stage() -> void:
-	var env := WorldEnvironment.new()
-	env.environment = Environment.new()
-	env.environment.background_mode = Environment.BG_COLOR
-	env.environment.background_color = Color(0.1, 0.1, 0.12)
-	env.environment.ambient_light_source = Environment.AMBIENT_SOURCE_COLOR
-	env.environment.ambient_light_color = Color(0.3, 0.3, 0.3)
-	root.add_child(env)
-	var sun := DirectionalLight3D.new()
-	sun.rotation_degrees = Vector3(-50, 30, 0)
-	root.add_child(sun)
-	var cam := Camera3D.new()
-	root.add_child(cam)
-	cam.look_at_from_position(Vector3(1.5, 1.6, 4.5), Vector3(1.5, 0.8, 0))
-	cam.current = true
+	stage(Vector3(1.5, 1.6, 4.5), Vector3(1.5, 0.8, 0))
 
 
 ## Two images that must be the same picture (lavapipe renders are deterministic).

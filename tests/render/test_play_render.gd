@@ -4,24 +4,6 @@ extends VatTest
 const SOLDIER := "res://generated/soldier.tscn"
 
 
-func _stage(cam_pos: Vector3, look_at: Vector3, shadows := false) -> void:
-	var env := WorldEnvironment.new()
-	env.environment = Environment.new()
-	env.environment.background_mode = Environment.BG_COLOR
-	env.environment.background_color = Color(0.1, 0.1, 0.12)
-	env.environment.ambient_light_source = Environment.AMBIENT_SOURCE_COLOR
-	env.environment.ambient_light_color = Color(0.3, 0.3, 0.3)
-	root.add_child(env)
-	var sun := DirectionalLight3D.new()
-	sun.rotation_degrees = Vector3(-50, 30, 0)
-	sun.shadow_enabled = shadows
-	root.add_child(sun)
-	var cam := Camera3D.new()
-	root.add_child(cam)
-	cam.look_at_from_position(cam_pos, look_at)
-	cam.current = true
-
-
 func _bake(paths: Array, precision := 1) -> VertexAnimation:
 	var va := VertexAnimation.new()
 	va.source_scene = load(SOLDIER)
@@ -58,7 +40,7 @@ func _check_equivalence(label: String, scene: PackedScene, clips: Array, view_di
 		return
 	var box := va.get_bounds()
 	var center := box.get_center()
-	_stage(center + view_dir.normalized() * box.size.length() * 1.05, center)
+	stage(center + view_dir.normalized() * box.size.length() * 1.05, center)
 	for clip_name: String in clips:
 		var clip := va.find_clip(clip_name)
 		var frames := va.get_clip_frame_count(clip)
@@ -104,7 +86,7 @@ func test_equivalence_robot() -> void:
 
 
 func test_equipment_follows_the_hand() -> void:
-	_stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
+	stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
 	var full := (load(SOLDIER) as PackedScene).instantiate()
 	var paths := []
 	for mi in full.find_children("*", "MeshInstance3D", true, false):
@@ -190,7 +172,7 @@ func _check_close(label: String, a: Image, b: Image) -> void:
 # its own scene and by one actor carrying that same transform: through each crowd node's
 # per-actor and bulk calls.
 func test_full_transform_matches_a_tilted_skeleton() -> void:
-	_stage(Vector3(1.8, 1.5, -2.8), Vector3(0, 0.8, 0))
+	stage(Vector3(1.8, 1.5, -2.8), Vector3(0, 0.8, 0))
 	var va := _bake_whole_soldier()
 	var walk := va.find_clip("walk")
 	var basis := Basis(Vector3(1, 0, 0.4).normalized(), 0.45).scaled(Vector3(1.25, 0.8, 1.0))
@@ -230,7 +212,7 @@ func test_full_transform_matches_a_tilted_skeleton() -> void:
 # turned by the camera's bearing; both crowd nodes.
 func test_billboard_faces_the_camera() -> void:
 	var cam_pos := Vector3(2.2, 1.3, -1.6)
-	_stage(cam_pos, Vector3(0, 0.8, 0))
+	stage(cam_pos, Vector3(0, 0.8, 0))
 	var va := _bake_whole_soldier()
 	var idle := va.find_clip("idle")
 	var soldier := _skeletal("idle", 0.4)
@@ -315,7 +297,7 @@ func test_ten_thousand_actors_counted_per_region() -> void:
 # Bulk calls repeated frame after frame: a list equal to last frame's is not uploaded again, so
 # check that every real change (which actors carry the model, their tint) still reaches the screen.
 func test_bulk_updates_follow_changes() -> void:
-	_stage(Vector3(0, 1.5, 4.5), Vector3(0, 0.8, 0))  # +x to the right
+	stage(Vector3(0, 1.5, 4.5), Vector3(0, 0.8, 0))  # +x to the right
 	var actors := _actor_node(_bake(["Skeleton/Body"]))
 	actors.material_overrides = [_flat_material()] as Array[Material]
 	actors.paused = true
@@ -367,7 +349,7 @@ func _count_near(img: Image, color: Color, x0: int, x1: int) -> int:
 # AnimatedMeshInstance with a look per instance (runs of equal looks and single ones), then a
 # removal and a tint change: each colour is drawn by as many instances as carry it, in place.
 func test_retained_looks_follow_instances() -> void:
-	_stage(Vector3(0, 1.5, 7.5), Vector3(0, 0.8, 0))  # +x to the right
+	stage(Vector3(0, 1.5, 7.5), Vector3(0, 0.8, 0))  # +x to the right
 	var crowd := _retained_node(_bake(["Skeleton/Body"]))
 	crowd.material_override = _flat_material()
 	crowd.auto_submit = false
@@ -407,7 +389,7 @@ func test_retained_looks_follow_instances() -> void:
 # clip, a new tint, a removal (the last slot moves into the hole) and an addition, it must look
 # exactly like a crowd built in that final state from scratch.
 func test_retained_partial_updates_match_a_fresh_crowd() -> void:
-	_stage(Vector3(0.5, 3.0, 9.0), Vector3(0.5, 0.5, -1.5))
+	stage(Vector3(0.5, 3.0, 9.0), Vector3(0.5, 0.5, -1.5))
 	var va := _bake(["Skeleton/Body"])
 	var clips := [va.find_clip("walk"), va.find_clip("idle"), va.find_clip("attack")]
 	var at := func(i: int, yaw := 0.0) -> Transform3D:
@@ -479,7 +461,7 @@ func _render_crowd(va: VertexAnimation, start: float, t: float, first_clip: Stri
 
 
 func test_long_play_matches_early_play() -> void:
-	_stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
+	stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
 	var va := _bake(["Skeleton/Body"])
 	var early := await _render_crowd(va, 0.0, 0.37, "walk")
 	var late := await _render_crowd(va, 86400.0, 86400.37, "walk")
@@ -492,7 +474,7 @@ func test_long_play_matches_early_play() -> void:
 
 
 func test_crossfade_lies_between_poses() -> void:
-	_stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
+	stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
 	var va := _bake(["Skeleton/Body"])
 	# Walk from 0, switching to attack at 0.2 with a 0.4 s blend: at 0.4 it is half way.
 	var walk := await _render_crowd(va, 0.0, 0.4, "walk")
@@ -552,7 +534,7 @@ func _ground_brightness(img: Image) -> float:
 
 
 func test_crowd_casts_animated_shadows() -> void:
-	_stage(Vector3(0, 9, 9), Vector3(0, 0, 0), true)
+	stage(Vector3(0, 9, 9), Vector3(0, 0, 0), true)
 	var ground := MeshInstance3D.new()
 	var plane := PlaneMesh.new()
 	plane.size = Vector2(40, 40)
