@@ -2,19 +2,23 @@
 
 use std::time::Instant;
 
-use godot::classes::animation::LoopMode;
-use godot::classes::image::Format;
 use godot::classes::{
     ArrayMesh, IResource, ImageTexture, PackedScene, Resource, Texture2D, Texture2DArray,
 };
 use godot::global::Error;
 use godot::prelude::*;
-use vat_core::clip::{Clip, ClipSpec};
+use vat_core::clip::Clip;
 use vat_core::encode::{Bounds, EncodedVat, EncodingParams, Precision, VatLayout};
 
 use crate::bake::{collect, output, root_motion, sample, scene};
 use crate::save::save_atomic;
+
+#[path = "bake/clip_specs.rs"]
+mod clip_specs;
+#[path = "bake/stored.rs"]
+mod stored;
 use crate::{convert, workers};
+use clip_specs::{bake_notes, frame_labels};
 
 /// Floats per clip in the stored clip table: first frame, frame count, fps, duration, looped.
 const CLIP_STRIDE: usize = 5;
@@ -470,62 +474,6 @@ impl VertexAnimation {
         self.cache.as_ref().map(|(vat, _)| vat)
     }
 
-    /// True when nothing was ever baked into this resource (a fresh one): not an error.
-    fn looks_unbaked(&self) -> bool {
-        self.mesh.is_none()
-            && self.position_texture.is_none()
-            && self.frame_count == 0
-            && self.clip_names.is_empty()
-    }
-
-    /// What is wrong with the stored bake, if anything; reported once per distinct problem.
-    fn stored_problem(&self) -> Option<String> {
-        let texture = |t: &Option<Gd<ImageTexture>>| {
-            t.as_ref().map(|t| vat_core::baked::StoredTexture {
-                width: i64::from(t.get_width()),
-                height: i64::from(t.get_height()),
-                bytes_per_texel: match t.get_format() {
-                    Format::RGBAH => 8,
-                    Format::RGBAF => 16,
-                    Format::RGH => 4,
-                    _ => 0,
-                },
-            })
-        };
-        let mesh_vertices = self.mesh.as_ref().map(|m| {
-            (0..m.get_surface_count())
-                .map(|s| m.surface_get_array_len(s).max(0) as usize)
-                .sum()
-        });
-        let v = self.encoding_offset;
-        let sc = self.encoding_scale;
-        let stored = vat_core::baked::StoredBake {
-            vertex_count: i64::from(self.vertex_count),
-            frame_count: i64::from(self.frame_count),
-            mesh_vertices,
-            positions: texture(&self.position_texture),
-            normals: texture(&self.normal_texture),
-            precision: i64::from(self.baked_precision),
-            clip_names: self.clip_names.len(),
-            clip_table: self.clip_table.as_slice(),
-            clip_bounds: self.clip_bounds_table.as_slice(),
-            root_velocities: self.clip_root_velocities.len(),
-            offset: [v.x, v.y, v.z],
-            scale: [sc.x, sc.y, sc.z],
-            column_channel: i64::from(self.column_channel),
-        };
-        let problem = vat_core::baked::check(&stored).err()?;
-        let message = format!(
-            "'{}' holds an inconsistent bake and is drawn as nothing: {problem} (re-bake it)",
-            self.name_for_messages()
-        );
-        if *self.reported.borrow() != message {
-            godot_error!("vat_crowd: {message}");
-            *self.reported.borrow_mut() = message.clone();
-        }
-        Some(message)
-    }
-
     fn bake_impl(&mut self) -> Result<String, String> {
         let t_start = Instant::now();
         let scene = self.source_scene.clone().ok_or_else(|| {
@@ -701,83 +649,6 @@ impl VertexAnimation {
         Ok(summary)
     }
 
-    fn clip_specs(
-        &self,
-        player: &Gd<godot::classes::AnimationPlayer>,
-        scene_name: &str,
-    ) -> Result<Vec<ClipSpec>, String> {
-        let available: Vec<String> = player
-            .get_animation_list()
-            .as_slice()
-            .iter()
-            .map(|s| s.to_string())
-            .filter(|s| s != "RESET" && !s.ends_with("/RESET"))
-            .collect();
-        let names: Vec<String> = if self.clips.is_empty() {
-            available.clone()
-        } else {
-            self.clips
-                .as_slice()
-                .iter()
-                .map(|s| s.to_string())
-                .collect()
-        };
-        if names.is_empty() {
-            return Err(format!(
-                "the AnimationPlayer in '{scene_name}' has no animations: there is nothing to bake"
-            ));
-        }
-        let mut seen = std::collections::HashSet::new();
-        names
-            .iter()
-            .map(|name| {
-                if !available.contains(name) {
-                    return Err(format!(
-                        "clip '{name}' is not an animation of '{scene_name}' (it has: {})",
-                        available.join(", ")
-                    ));
-                }
-                if !seen.insert(name.as_str()) {
-                    return Err(format!(
-                        "clip '{name}' is listed twice in clips; each clip bakes once"
-                    ));
-                }
-                let anim = player.get_animation(name.as_str()).ok_or_else(|| {
-                    format!("clip '{name}' of '{scene_name}' could not be loaded")
-                })?;
-                let fps = self.clip_rate(name)?;
-                // Godot clamps Animation.length to 0.001 s, so that is what a zero-length pose
-                // clip (a TPose, a death pose) looks like: it bakes as one frame.
-                let pose = anim.get_length() <= MIN_CLIP_LENGTH;
-                Ok(ClipSpec {
-                    name: name.clone(),
-                    duration: if pose { 0.0 } else { anim.get_length() },
-                    fps: fps as f32,
-                    looped: anim.get_loop_mode() != LoopMode::NONE,
-                })
-            })
-            .collect()
-    }
-
-    /// The sampling rate of clip `name`: its `clip_fps` entry when it has one, else `fps`.
-    fn clip_rate(&self, name: &str) -> Result<f64, String> {
-        let fps = match self.clip_fps.get(name) {
-            None => self.fps,
-            Some(v) => v.try_to::<f64>().map_err(|_| {
-                format!(
-                    "clip_fps['{name}'] is {v} ({:?}); it must be a number",
-                    v.get_type()
-                )
-            })?,
-        };
-        if !(fps.is_finite() && fps > 0.0) {
-            return Err(format!(
-                "the sampling rate of clip '{name}' is {fps} fps; it must be a positive finite number"
-            ));
-        }
-        Ok(fps)
-    }
-
     fn store_tables(&mut self, clips: &[Clip], vat: &EncodedVat) {
         self.vertex_count = vat.layout.vertex_count as i32;
         self.frame_count = vat.layout.frame_count as i32;
@@ -810,55 +681,4 @@ impl VertexAnimation {
             Precision::Float => 1,
         };
     }
-}
-
-/// What a user should know about a bake beyond its sizes: poses baked as one frame, and the root
-/// bone with the clips it carries (kept or removed).
-fn bake_notes(
-    clips: &[Clip],
-    root_bone: Option<&root_motion::RootBone>,
-    in_place: bool,
-    velocities: &[glam::Vec3],
-) -> String {
-    let mut notes = String::new();
-    let poses: Vec<&str> = clips
-        .iter()
-        .filter(|c| c.is_pose())
-        .map(|c| c.name.as_str())
-        .collect();
-    if !poses.is_empty() {
-        notes += &format!(
-            "; {} zero-length clip(s) baked as one-frame poses: {}",
-            poses.len(),
-            poses.join(", ")
-        );
-    }
-    let moving = velocities
-        .iter()
-        .filter(|v| vat_core::motion::horizontal(**v).length() > 0.0)
-        .count();
-    match root_bone {
-        Some(bone) if moving > 0 => {
-            notes += &format!(
-                "; root bone {} travels in {moving} clip(s), {}",
-                bone.describe(),
-                if in_place {
-                    "removed (in place)"
-                } else {
-                    "kept"
-                }
-            )
-        }
-        _ if in_place => notes += "; root_motion is In Place but no bone travels: nothing removed",
-        _ => {}
-    }
-    notes
-}
-
-/// "clip 'walk' frame 3" for every global frame index, for error messages.
-fn frame_labels(clips: &[Clip]) -> Vec<String> {
-    clips
-        .iter()
-        .flat_map(|c| (0..c.frame_count).map(move |k| format!("clip '{}' frame {k}", c.name)))
-        .collect()
 }
