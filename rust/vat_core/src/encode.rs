@@ -29,7 +29,9 @@ use crate::bounds::serde_vec3;
 pub use crate::bounds::Bounds;
 use crate::clip::{total_frames, Clip};
 use crate::error::{Result, VatError};
-use crate::half::{f16_to_f32, f32_to_f16};
+#[cfg(target_arch = "x86_64")]
+use crate::half::F16c;
+use crate::half::{f16_to_f32, f32_to_f16, HalfLanes, SoftHalf};
 use crate::layout::{MAX_TEXTURE_SIZE, VAT_MAX_WIDTH};
 pub use crate::octahedral::{oct_decode, oct_encode, oct_encode_f16, oct_encode_f16_into};
 use crate::skin::SkinnedFrames;
@@ -350,21 +352,33 @@ pub(crate) fn encode_position_texels(ps: &[Vec3], params: &EncodingParams, out: 
     }
 }
 
-/// [`encode_half_positions`] with 8-lane vectors where the CPU has them (same bits).
+/// [`encode_half_positions`] with 8-lane vectors where the CPU has them, and the F16C
+/// conversions where it has those too (same bits either way).
 fn encode_half(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        unsafe { encode_half_positions_avx2(ps, offset, scale, out) };
+        if std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has AVX2 and F16C (checked just above).
+            unsafe { encode_half_positions_f16c(ps, offset, scale, out) };
+        } else {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { encode_half_positions_avx2(ps, offset, scale, out) };
+        }
         return;
     }
-    encode_half_positions(ps, offset, scale, out);
+    encode_half_positions::<SoftHalf>(ps, offset, scale, out);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn encode_half_positions_avx2(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8]) {
-    encode_half_positions(ps, offset, scale, out);
+    encode_half_positions::<SoftHalf>(ps, offset, scale, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+fn encode_half_positions_f16c(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8]) {
+    encode_half_positions::<F16c>(ps, offset, scale, out);
 }
 
 /// `s = clamp((p - offset) / scale, 0, 1)` as three f16 and an f16 1.0 per 8-byte texel.
@@ -373,7 +387,7 @@ fn encode_half_positions_avx2(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut 
 /// arithmetic and the f16 conversion run as vector operations; the bits are those of the
 /// per-coordinate formula.
 #[inline(always)]
-fn encode_half_positions(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8]) {
+fn encode_half_positions<H: HalfLanes>(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8]) {
     const TEXELS: usize = 8;
     const COORDS: usize = 3 * TEXELS;
     let (mut offsets, mut scales) = ([0.0; COORDS], [1.0; COORDS]);
@@ -387,10 +401,9 @@ fn encode_half_positions(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8])
         for (dst, p) in coords.chunks_exact_mut(3).zip(block) {
             dst.copy_from_slice(&p.to_array());
         }
-        let mut halves = [0u16; COORDS];
-        for k in 0..COORDS {
-            halves[k] = half_coordinate(coords[k], offsets[k], scales[k]);
-        }
+        let stored: [f32; COORDS] =
+            std::array::from_fn(|k| ((coords[k] - offsets[k]) / scales[k]).clamp(0.0, 1.0));
+        let halves = H::to_f16(&stored);
         for (t, dst) in out.chunks_exact_mut(8).enumerate() {
             let [x, y, z] = [halves[3 * t], halves[3 * t + 1], halves[3 * t + 2]];
             let bits = u64::from(x) | u64::from(y) << 16 | u64::from(z) << 32;

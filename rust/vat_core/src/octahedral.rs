@@ -4,7 +4,9 @@
 
 use glam::{Vec2, Vec3};
 
-use crate::half::{f16_to_f32, f32_to_f16};
+#[cfg(target_arch = "x86_64")]
+use crate::half::F16c;
+use crate::half::{f16_to_f32, f32_to_f16, HalfLanes, SoftHalf};
 
 /// Octahedral encoding of a direction into `[-1, 1]^2`: project onto the L1 unit octahedron and
 /// fold the lower hemisphere over the diagonals. A zero or non-finite vector encodes +Y.
@@ -87,63 +89,6 @@ fn oct_encode_blocks_avx2(normals: &[Vec3], out: &mut [u8]) {
 #[target_feature(enable = "avx2,f16c")]
 fn oct_encode_blocks_f16c(normals: &[Vec3], out: &mut [u8]) {
     oct_encode_blocks::<F16c>(normals, out);
-}
-
-/// f16 conversions of a whole block of lanes.
-trait HalfLanes {
-    fn to_f16(x: &[f32; BLOCK]) -> [u16; BLOCK];
-    fn to_f32(h: &[u16; BLOCK]) -> [f32; BLOCK];
-}
-
-/// [`f32_to_f16`] and [`f16_to_f32`] lane by lane (branch-free, so they vectorise).
-struct SoftHalf;
-
-impl HalfLanes for SoftHalf {
-    #[inline(always)]
-    fn to_f16(x: &[f32; BLOCK]) -> [u16; BLOCK] {
-        std::array::from_fn(|k| f32_to_f16(x[k]))
-    }
-
-    #[inline(always)]
-    fn to_f32(h: &[u16; BLOCK]) -> [f32; BLOCK] {
-        std::array::from_fn(|k| f16_to_f32(h[k]))
-    }
-}
-
-/// The F16C instructions; only reached from [`oct_encode_blocks_f16c`].
-#[cfg(target_arch = "x86_64")]
-struct F16c;
-
-#[cfg(target_arch = "x86_64")]
-impl HalfLanes for F16c {
-    #[inline(always)]
-    fn to_f16(x: &[f32; BLOCK]) -> [u16; BLOCK] {
-        use std::arch::x86_64::{_mm256_cvtps_ph, _mm256_loadu_ps, _mm_storeu_si128};
-        let mut h = [0u16; BLOCK];
-        for (src, dst) in x.chunks_exact(8).zip(h.chunks_exact_mut(8)) {
-            // SAFETY: only inlined into oct_encode_blocks_f16c (AVX2 + F16C); 8 lanes are read
-            // from and written to chunks of exactly 8. Rounding 0: to nearest, ties to even.
-            unsafe {
-                let v = _mm256_cvtps_ph::<0>(_mm256_loadu_ps(src.as_ptr()));
-                _mm_storeu_si128(dst.as_mut_ptr().cast(), v);
-            }
-        }
-        h
-    }
-
-    #[inline(always)]
-    fn to_f32(h: &[u16; BLOCK]) -> [f32; BLOCK] {
-        use std::arch::x86_64::{_mm256_cvtph_ps, _mm256_storeu_ps, _mm_loadu_si128};
-        let mut x = [0.0f32; BLOCK];
-        for (src, dst) in h.chunks_exact(8).zip(x.chunks_exact_mut(8)) {
-            // SAFETY: as in to_f16.
-            unsafe {
-                let v = _mm256_cvtph_ps(_mm_loadu_si128(src.as_ptr().cast()));
-                _mm256_storeu_ps(dst.as_mut_ptr(), v);
-            }
-        }
-        x
-    }
 }
 
 /// [`oct_encode_f16`] of a block of normals at a time, written with selects instead of branches
