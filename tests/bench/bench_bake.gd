@@ -107,7 +107,9 @@ func _run() -> void:
 		"gdscript_bake_mesh awaits one process frame per sampled frame (the skin must reach the rendering server) "
 		+ "and writes positions through PackedVector3Array.to_byte_array into an RGBF image.",
 		"split_ns_per_vertex_frame = the split's medians (get_bake_stats) over vertices x frames; own_vs_sample = "
-		+ "(skin + encode + build) / sample, where sample_ms also covers instancing and reading the scene.",
+		+ "(skin + encode + build) / sample, where sample_ms also covers instancing and reading the scene. "
+		+ "Skinning and encoding are fused: skin_ms is pass 1 (positions skinned for the bounds, every error "
+		+ "found), encode_ms pass 2 (skinned again, encoded straight into the textures' Godot arrays).",
 		"characters[0] is the top-level character; characters[1], when present, the corpus character (the .glb "
 		+ "with the most vertices in %s, measured by instancing each)." % CORPUS_DIR,
 	]

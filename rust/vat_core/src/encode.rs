@@ -29,7 +29,9 @@ use crate::bounds::serde_vec3;
 pub use crate::bounds::Bounds;
 use crate::clip::{total_frames, Clip};
 use crate::error::{Result, VatError};
-use crate::half::{f16_to_f32, f32_to_f16};
+#[cfg(target_arch = "x86_64")]
+use crate::half::F16c;
+use crate::half::{f16_to_f32, f32_to_f16, HalfLanes, SoftHalf};
 use crate::layout::{MAX_TEXTURE_SIZE, VAT_MAX_WIDTH};
 pub use crate::octahedral::{oct_decode, oct_encode, oct_encode_f16, oct_encode_f16_into};
 use crate::skin::SkinnedFrames;
@@ -39,7 +41,7 @@ const ENCODE_CHUNK: usize = 16 * 1024;
 /// f16 bit pattern of 1.0 (the alpha of every half position texel).
 const HALF_ONE: u16 = 0x3c00;
 /// Bytes of one normal texel (`FORMAT_RGH`).
-const NORMAL_TEXEL_BYTES: usize = 4;
+pub(crate) const NORMAL_TEXEL_BYTES: usize = 4;
 
 /// Storage precision of positions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -150,24 +152,26 @@ pub fn bytes_per_vertex_frame(precision: Precision, normals: bool) -> usize {
     position_texel_bytes(precision) + if normals { NORMAL_TEXEL_BYTES } else { 0 }
 }
 
-fn position_texel_bytes(precision: Precision) -> usize {
+pub(crate) fn position_texel_bytes(precision: Precision) -> usize {
     match precision {
         Precision::Half => 8,
         Precision::Float => 16,
     }
 }
 
-/// A baked model's textures and the data needed to play them.
+/// A baked model's textures and the data needed to play them. The bytes are a `Vec<u8>` unless
+/// they live elsewhere (e.g. in the engine's own arrays, encoded there by
+/// [`crate::skin_encode::SkinEncoder::encode_into`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct EncodedVat {
+pub struct EncodedVat<B = Vec<u8>> {
     /// Texture size and texel mapping.
     pub layout: VatLayout,
     /// Decoding parameters.
     pub params: EncodingParams,
     /// Position texture bytes, `width * height` texels (`FORMAT_RGBAH` or `FORMAT_RGBAF`).
-    pub positions: Vec<u8>,
+    pub positions: B,
     /// Normal texture bytes (`FORMAT_RGH`, same layout); empty without normals.
-    pub normals: Vec<u8>,
+    pub normals: B,
     /// Bounds of every vertex in every frame (root space).
     pub bounds: Bounds,
     /// Bounds per clip, in clip order, over that clip's frames.
@@ -196,14 +200,7 @@ pub fn encode(
     };
     let frame_bounds = scan_frames(skinned, normals.then_some(&mut normal_bytes[..]))?;
     let bounds = frame_bounds.iter().fold(Bounds::empty(), |a, b| a.union(b));
-    let clip_bounds = clips
-        .iter()
-        .map(|c| {
-            let frames =
-                &frame_bounds[c.first_frame as usize..(c.first_frame + c.frame_count) as usize];
-            frames.iter().fold(Bounds::empty(), |a, b| a.union(b))
-        })
-        .collect();
+    let clip_bounds = clip_bounds(&frame_bounds, clips);
     let params = EncodingParams::for_bounds(precision, &bounds, normals);
     let positions = encode_positions(&skinned.positions, &layout, &params);
     Ok(EncodedVat {
@@ -217,41 +214,70 @@ pub fn encode(
 }
 
 fn check_inputs(skinned: &SkinnedFrames, clips: &[Clip], normals: bool) -> Result<VatLayout> {
+    check_frame_count(skinned.vertex_count, skinned.frame_count, clips)?;
+    let texels = skinned.vertex_count * skinned.frame_count;
+    expect_len("baked positions", texels, skinned.positions.len())?;
+    if normals {
+        expect_len("baked normals", texels, skinned.normals.len())?;
+    }
+    layout_for(skinned.vertex_count, skinned.frame_count)
+}
+
+/// [`VatError::NoClips`], [`VatError::NoMeshes`], or [`VatError::BadLength`] when the clips'
+/// total frames is not `frame_count`.
+pub(crate) fn check_frame_count(
+    vertex_count: usize,
+    frame_count: usize,
+    clips: &[Clip],
+) -> Result<()> {
     if clips.is_empty() {
         return Err(VatError::NoClips);
     }
-    if skinned.vertex_count == 0 {
+    if vertex_count == 0 {
         return Err(VatError::NoMeshes);
     }
-    let frames = total_frames(clips) as usize;
-    let expect = |what, expected: usize, got: usize| {
-        if expected == got {
-            Ok(())
-        } else {
-            Err(VatError::BadLength {
-                what,
-                expected,
-                got,
-            })
-        }
-    };
-    expect(
+    expect_len(
         "baked frames (sum of clip frame counts)",
-        frames,
-        skinned.frame_count,
-    )?;
-    let texels = skinned.vertex_count * skinned.frame_count;
-    expect("baked positions", texels, skinned.positions.len())?;
-    if normals {
-        expect("baked normals", texels, skinned.normals.len())?;
+        total_frames(clips) as usize,
+        frame_count,
+    )
+}
+
+fn expect_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(VatError::BadLength {
+            what,
+            expected,
+            got,
+        })
     }
-    let vertices = u32::try_from(skinned.vertex_count).map_err(|_| VatError::TooLarge {
-        vertices: skinned.vertex_count,
-        frames,
-        texels: texels as u64,
+}
+
+/// The layout of `vertex_count * frame_count` texels, or [`VatError::TooLarge`].
+pub(crate) fn layout_for(vertex_count: usize, frame_count: usize) -> Result<VatLayout> {
+    let too_large = || VatError::TooLarge {
+        vertices: vertex_count,
+        frames: frame_count,
+        texels: (vertex_count as u64).saturating_mul(frame_count as u64),
         max_texels: u64::from(VAT_MAX_WIDTH) * u64::from(MAX_TEXTURE_SIZE),
-    })?;
-    VatLayout::new(vertices, frames as u32)
+    };
+    let vertices = u32::try_from(vertex_count).map_err(|_| too_large())?;
+    let frames = u32::try_from(frame_count).map_err(|_| too_large())?;
+    VatLayout::new(vertices, frames)
+}
+
+/// The union of each clip's frame bounds, in clip order.
+pub(crate) fn clip_bounds(frame_bounds: &[Bounds], clips: &[Clip]) -> Vec<Bounds> {
+    clips
+        .iter()
+        .map(|c| {
+            let frames =
+                &frame_bounds[c.first_frame as usize..(c.first_frame + c.frame_count) as usize];
+            frames.iter().fold(Bounds::empty(), |a, b| a.union(b))
+        })
+        .collect()
 }
 
 /// Per frame, in parallel: the bounds of its positions, and (with `normal_bytes`) its normals
@@ -308,34 +334,51 @@ fn encode_positions(positions: &[Vec3], layout: &VatLayout, params: &EncodingPar
     let used = &mut bytes[..positions.len() * bpt];
     used.par_chunks_mut(ENCODE_CHUNK * bpt)
         .zip(positions.par_chunks(ENCODE_CHUNK))
-        .for_each(|(out, ps)| match params.precision {
-            Precision::Half => encode_half(ps, params.offset, params.scale, out),
-            Precision::Float => {
-                for (texel, &p) in out.chunks_exact_mut(16).zip(ps) {
-                    for (dst, v) in texel.chunks_exact_mut(4).zip([p.x, p.y, p.z, 1.0]) {
-                        dst.copy_from_slice(&v.to_le_bytes());
-                    }
-                }
-            }
-        });
+        .for_each(|(out, ps)| encode_position_texels(ps, params, out));
     bytes
 }
 
-/// [`encode_half_positions`] with 8-lane vectors where the CPU has them (same bits).
+/// The texels of `ps` into `out` (exactly their bytes), as `params` says.
+pub(crate) fn encode_position_texels(ps: &[Vec3], params: &EncodingParams, out: &mut [u8]) {
+    match params.precision {
+        Precision::Half => encode_half(ps, params.offset, params.scale, out),
+        Precision::Float => {
+            for (texel, &p) in out.chunks_exact_mut(16).zip(ps) {
+                for (dst, v) in texel.chunks_exact_mut(4).zip([p.x, p.y, p.z, 1.0]) {
+                    dst.copy_from_slice(&v.to_le_bytes());
+                }
+            }
+        }
+    }
+}
+
+/// [`encode_half_positions`] with 8-lane vectors where the CPU has them, and the F16C
+/// conversions where it has those too (same bits either way).
 fn encode_half(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        unsafe { encode_half_positions_avx2(ps, offset, scale, out) };
+        if std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has AVX2 and F16C (checked just above).
+            unsafe { encode_half_positions_f16c(ps, offset, scale, out) };
+        } else {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { encode_half_positions_avx2(ps, offset, scale, out) };
+        }
         return;
     }
-    encode_half_positions(ps, offset, scale, out);
+    encode_half_positions::<SoftHalf>(ps, offset, scale, out);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn encode_half_positions_avx2(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8]) {
-    encode_half_positions(ps, offset, scale, out);
+    encode_half_positions::<SoftHalf>(ps, offset, scale, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+fn encode_half_positions_f16c(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8]) {
+    encode_half_positions::<F16c>(ps, offset, scale, out);
 }
 
 /// `s = clamp((p - offset) / scale, 0, 1)` as three f16 and an f16 1.0 per 8-byte texel.
@@ -344,7 +387,7 @@ fn encode_half_positions_avx2(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut 
 /// arithmetic and the f16 conversion run as vector operations; the bits are those of the
 /// per-coordinate formula.
 #[inline(always)]
-fn encode_half_positions(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8]) {
+fn encode_half_positions<H: HalfLanes>(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8]) {
     const TEXELS: usize = 8;
     const COORDS: usize = 3 * TEXELS;
     let (mut offsets, mut scales) = ([0.0; COORDS], [1.0; COORDS]);
@@ -358,10 +401,9 @@ fn encode_half_positions(ps: &[Vec3], offset: Vec3, scale: Vec3, out: &mut [u8])
         for (dst, p) in coords.chunks_exact_mut(3).zip(block) {
             dst.copy_from_slice(&p.to_array());
         }
-        let mut halves = [0u16; COORDS];
-        for k in 0..COORDS {
-            halves[k] = half_coordinate(coords[k], offsets[k], scales[k]);
-        }
+        let stored: [f32; COORDS] =
+            std::array::from_fn(|k| ((coords[k] - offsets[k]) / scales[k]).clamp(0.0, 1.0));
+        let halves = H::to_f16(&stored);
         for (t, dst) in out.chunks_exact_mut(8).enumerate() {
             let [x, y, z] = [halves[3 * t], halves[3 * t + 1], halves[3 * t + 2]];
             let bits = u64::from(x) | u64::from(y) << 16 | u64::from(z) << 32;
@@ -395,25 +437,26 @@ fn read_f32(bytes: &[u8], at: usize) -> f32 {
 
 /// The position of `vertex` at `frame`, decoded from the bytes exactly as the shader does
 /// (f16 -> f32, then `offset + s * scale`). Panics if either index is out of range.
-pub fn decode_position(vat: &EncodedVat, frame: u32, vertex: u32) -> Vec3 {
+pub fn decode_position<B: AsRef<[u8]>>(vat: &EncodedVat<B>, frame: u32, vertex: u32) -> Vec3 {
     assert!(frame < vat.layout.frame_count && vertex < vat.layout.vertex_count);
     let i = vat.layout.index(frame, vertex);
     let p = &vat.params;
+    let positions = vat.positions.as_ref();
     let s = match p.precision {
         Precision::Half => {
             let at = i * 8;
             Vec3::new(
-                read_half(&vat.positions, at),
-                read_half(&vat.positions, at + 2),
-                read_half(&vat.positions, at + 4),
+                read_half(positions, at),
+                read_half(positions, at + 2),
+                read_half(positions, at + 4),
             )
         }
         Precision::Float => {
             let at = i * 16;
             Vec3::new(
-                read_f32(&vat.positions, at),
-                read_f32(&vat.positions, at + 4),
-                read_f32(&vat.positions, at + 8),
+                read_f32(positions, at),
+                read_f32(positions, at + 4),
+                read_f32(positions, at + 8),
             )
         }
     };
@@ -421,7 +464,7 @@ pub fn decode_position(vat: &EncodedVat, frame: u32, vertex: u32) -> Vec3 {
 }
 
 /// Every vertex position of `frame`, decoded as by [`decode_position`].
-pub fn decode_frame(vat: &EncodedVat, frame: u32) -> Vec<Vec3> {
+pub fn decode_frame<B: AsRef<[u8]>>(vat: &EncodedVat<B>, frame: u32) -> Vec<Vec3> {
     (0..vat.layout.vertex_count)
         .map(|v| decode_position(vat, frame, v))
         .collect()
@@ -429,8 +472,9 @@ pub fn decode_frame(vat: &EncodedVat, frame: u32) -> Vec<Vec3> {
 
 /// Every vertex normal of `frame`, decoded as the shader does; empty without normals.
 /// Panics if `frame` is out of range.
-pub fn decode_frame_normals(vat: &EncodedVat, frame: u32) -> Vec<Vec3> {
-    if vat.normals.is_empty() {
+pub fn decode_frame_normals<B: AsRef<[u8]>>(vat: &EncodedVat<B>, frame: u32) -> Vec<Vec3> {
+    let normals = vat.normals.as_ref();
+    if normals.is_empty() {
         return Vec::new();
     }
     assert!(frame < vat.layout.frame_count);
@@ -438,8 +482,8 @@ pub fn decode_frame_normals(vat: &EncodedVat, frame: u32) -> Vec<Vec3> {
         .map(|v| {
             let at = vat.layout.index(frame, v) * NORMAL_TEXEL_BYTES;
             oct_decode(Vec2::new(
-                read_half(&vat.normals, at),
-                read_half(&vat.normals, at + 2),
+                read_half(normals, at),
+                read_half(normals, at + 2),
             ))
         })
         .collect()

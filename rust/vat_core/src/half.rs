@@ -74,6 +74,69 @@ pub fn f16_to_f32(h: u16) -> f32 {
     f32::from_bits(bits | ((h & u32::from(SIGN)) << 16))
 }
 
+/// f16 conversions of a whole block of lanes (a multiple of 8), for kernels that run with or
+/// without the F16C instructions and must give the same bits either way.
+pub(crate) trait HalfLanes {
+    /// [`f32_to_f16`] of every lane.
+    fn to_f16<const N: usize>(x: &[f32; N]) -> [u16; N];
+    /// [`f16_to_f32`] of every lane.
+    fn to_f32<const N: usize>(h: &[u16; N]) -> [f32; N];
+}
+
+/// [`f32_to_f16`] and [`f16_to_f32`] lane by lane (branch-free, so they vectorise).
+pub(crate) struct SoftHalf;
+
+impl HalfLanes for SoftHalf {
+    #[inline(always)]
+    fn to_f16<const N: usize>(x: &[f32; N]) -> [u16; N] {
+        std::array::from_fn(|k| f32_to_f16(x[k]))
+    }
+
+    #[inline(always)]
+    fn to_f32<const N: usize>(h: &[u16; N]) -> [f32; N] {
+        std::array::from_fn(|k| f16_to_f32(h[k]))
+    }
+}
+
+/// The F16C instructions (exact, round to nearest even: the same bits as the software); only
+/// for code compiled with `target_feature(enable = "f16c")` on a CPU that has it.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct F16c;
+
+#[cfg(target_arch = "x86_64")]
+impl HalfLanes for F16c {
+    #[inline(always)]
+    fn to_f16<const N: usize>(x: &[f32; N]) -> [u16; N] {
+        use std::arch::x86_64::{_mm256_cvtps_ph, _mm256_loadu_ps, _mm_storeu_si128};
+        let mut h = [0u16; N];
+        debug_assert!(N.is_multiple_of(8));
+        for (src, dst) in x.chunks_exact(8).zip(h.chunks_exact_mut(8)) {
+            // SAFETY: only inlined into functions compiled for F16C and called where the CPU has
+            // it; 8 lanes are read from and written to chunks of exactly 8. Rounding 0: to
+            // nearest, ties to even.
+            unsafe {
+                let v = _mm256_cvtps_ph::<0>(_mm256_loadu_ps(src.as_ptr()));
+                _mm_storeu_si128(dst.as_mut_ptr().cast(), v);
+            }
+        }
+        h
+    }
+
+    #[inline(always)]
+    fn to_f32<const N: usize>(h: &[u16; N]) -> [f32; N] {
+        use std::arch::x86_64::{_mm256_cvtph_ps, _mm256_storeu_ps, _mm_loadu_si128};
+        let mut x = [0.0f32; N];
+        for (src, dst) in h.chunks_exact(8).zip(x.chunks_exact_mut(8)) {
+            // SAFETY: as in to_f16.
+            unsafe {
+                let v = _mm256_cvtph_ps(_mm_loadu_si128(src.as_ptr().cast()));
+                _mm256_storeu_ps(dst.as_mut_ptr(), v);
+            }
+        }
+        x
+    }
+}
+
 /// Packs two floats as halves into one f32's bits: `lo` in bits 0..16, `hi` in bits 16..32.
 /// Identical to GLSL `uintBitsToFloat(packHalf2x16(vec2(lo, hi)))`. The result is a normal f32
 /// only if `hi` is a normal f16 (callers that need that keep `hi` in range).

@@ -4,6 +4,7 @@
 //! Data flows through the modules in this order:
 //! * [`clip`]: plan which frames each clip bakes and how the shader samples them.
 //! * [`skin`]: skin every frame on the CPU with Godot's semantics.
+//! * [`skin_encode`]: both in one go, straight into texture bytes (what a bake runs).
 //! * [`mod@encode`]: pack the frames into vertex animation texture bytes (f16 or f32, octahedral
 //!   normals) and decode them as the shader does.
 //! * [`crowd`]: pack per-actor and per-instance records into data textures.
@@ -29,6 +30,7 @@ pub mod layout;
 pub mod motion;
 pub mod octahedral;
 pub mod skin;
+pub mod skin_encode;
 pub mod slots;
 pub mod validate;
 
@@ -50,3 +52,4 @@ pub use skin::{
     bounds_of, skin_frames, validate, BlendMode, BlendShape, MeshFrame, MeshSource, SkinBinding,
     SkinnedFrames,
 };
+pub use skin_encode::{skin_encode, SkinEncoder};

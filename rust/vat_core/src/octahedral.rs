@@ -4,7 +4,9 @@
 
 use glam::{Vec2, Vec3};
 
-use crate::half::{f16_to_f32, f32_to_f16};
+#[cfg(target_arch = "x86_64")]
+use crate::half::F16c;
+use crate::half::{f16_to_f32, f32_to_f16, HalfLanes, SoftHalf};
 
 /// Octahedral encoding of a direction into `[-1, 1]^2`: project onto the L1 unit octahedron and
 /// fold the lower hemisphere over the diagonals. A zero or non-finite vector encodes +Y.
@@ -60,11 +62,16 @@ pub fn oct_encode_f16_into(normals: &[Vec3], out: &mut [u8]) {
     assert_eq!(out.len(), normals.len() * 4, "4 bytes per normal");
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        unsafe { oct_encode_blocks_avx2(normals, out) };
+        if std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has AVX2 and F16C (checked just above).
+            unsafe { oct_encode_blocks_f16c(normals, out) };
+        } else {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { oct_encode_blocks_avx2(normals, out) };
+        }
         return;
     }
-    oct_encode_blocks(normals, out);
+    oct_encode_blocks::<SoftHalf>(normals, out);
 }
 
 /// [`oct_encode_blocks`] compiled for 8-lane vectors: the same IEEE operations (Rust never fuses
@@ -72,19 +79,61 @@ pub fn oct_encode_f16_into(normals: &[Vec3], out: &mut [u8]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn oct_encode_blocks_avx2(normals: &[Vec3], out: &mut [u8]) {
-    oct_encode_blocks(normals, out);
+    oct_encode_blocks::<SoftHalf>(normals, out);
 }
 
+/// [`oct_encode_blocks_avx2`] with the f16 conversions done by the F16C instructions, which
+/// round to nearest even exactly as [`f32_to_f16`] and convert back exactly as [`f16_to_f32`]
+/// (the values here are finite and within `[-1, 1]`), so the bits are the same again.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+fn oct_encode_blocks_f16c(normals: &[Vec3], out: &mut [u8]) {
+    oct_encode_blocks::<F16c>(normals, out);
+}
+
+/// [`oct_encode_f16`] of a block of normals at a time, written with selects instead of branches
+/// and in phases around the f16 conversions so those run on whole blocks.
 #[inline(always)]
-fn oct_encode_blocks(normals: &[Vec3], out: &mut [u8]) {
+fn oct_encode_blocks<H: HalfLanes>(normals: &[Vec3], out: &mut [u8]) {
     for (ns, bytes) in normals.chunks(BLOCK).zip(out.chunks_mut(BLOCK * 4)) {
         let mut lanes = [[0.0, 1.0, 0.0]; BLOCK];
         for (lane, n) in lanes.iter_mut().zip(ns) {
             *lane = n.to_array();
         }
+        let (mut ex, mut ey) = ([0.0; BLOCK], [0.0; BLOCK]);
+        let mut unit = [[0.0; 3]; BLOCK];
+        for (k, &[x, y, z]) in lanes.iter().enumerate() {
+            (ex[k], ey[k]) = oct_encode_lane(x, y, z);
+            unit[k] = normalize_or_up_lane(x, y, z);
+        }
+        let (hx, hy) = (H::to_f16(&ex), H::to_f16(&ey));
+        let (vx, vy) = (H::to_f32(&hx), H::to_f32(&hy));
+        let hx1: [u16; BLOCK] = std::array::from_fn(|k| neighbor_toward_lane(hx[k], vx[k], ex[k]));
+        let hy1: [u16; BLOCK] = std::array::from_fn(|k| neighbor_toward_lane(hy[k], vy[k], ey[k]));
+        let (vx1, vy1) = (H::to_f32(&hx1), H::to_f32(&hy1));
         let mut packed = [0u32; BLOCK];
-        for (p, &[x, y, z]) in packed.iter_mut().zip(&lanes) {
-            *p = oct_encode_f16_lane(x, y, z);
+        for (k, p) in packed.iter_mut().enumerate() {
+            let [ux, uy, uz] = unit[k];
+            let score = |x: f32, y: f32| decode_dot_lane(x, y, ux, uy, uz);
+            // The candidates in oct_encode_f16's order; a later one wins only if strictly closer.
+            let mut best = (hx[k], hy[k]);
+            let first = score(vx[k], vy[k]);
+            let mut best_dot = select(first > f32::NEG_INFINITY, first, f32::NEG_INFINITY);
+            let candidates = [
+                (hx[k], hy1[k], vx[k], vy1[k]),
+                (hx1[k], hy[k], vx1[k], vy[k]),
+                (hx1[k], hy1[k], vx1[k], vy1[k]),
+            ];
+            for (cx, cy, fx, fy) in candidates {
+                let d = score(fx, fy);
+                let closer = d > best_dot;
+                best = (
+                    select_u16(closer, cx, best.0),
+                    select_u16(closer, cy, best.1),
+                );
+                best_dot = select(closer, d, best_dot);
+            }
+            *p = u32::from(best.0) | (u32::from(best.1) << 16);
         }
         for (dst, p) in bytes.chunks_exact_mut(4).zip(packed) {
             dst.copy_from_slice(&p.to_le_bytes());
@@ -92,11 +141,9 @@ fn oct_encode_blocks(normals: &[Vec3], out: &mut [u8]) {
     }
 }
 
-/// [`oct_encode_f16`] of `(x, y, z)` written with selects instead of branches, packed as
-/// `x_bits | y_bits << 16`.
+/// [`oct_encode`] of `(x, y, z)` with selects instead of branches.
 #[inline(always)]
-fn oct_encode_f16_lane(x: f32, y: f32, z: f32) -> u32 {
-    // oct_encode
+fn oct_encode_lane(x: f32, y: f32, z: f32) -> (f32, f32) {
     let l1 = x.abs() + y.abs() + z.abs();
     let valid = (l1 > 0.0) & (l1 < f32::INFINITY);
     let (px, py, pz) = (x / l1, y / l1, z / l1);
@@ -104,36 +151,22 @@ fn oct_encode_f16_lane(x: f32, y: f32, z: f32) -> u32 {
     let fold_y = (1.0 - px.abs()) * sign_not_zero(py);
     // Not `z >= 0`: a tiny negative z over l1 > 2 rounds to -0, which counts as upper.
     let upper = pz >= 0.0;
-    let ex = select(valid, select(upper, px, fold_x), 0.0);
-    let ey = select(valid, select(upper, py, fold_y), 1.0);
-    // n.normalize_or(Vec3::Y)
+    (
+        select(valid, select(upper, px, fold_x), 0.0),
+        select(valid, select(upper, py, fold_y), 1.0),
+    )
+}
+
+/// `Vec3::normalize_or(Vec3::Y)` of `(x, y, z)` with its operations, branch-free.
+#[inline(always)]
+fn normalize_or_up_lane(x: f32, y: f32, z: f32) -> [f32; 3] {
     let rcp = 1.0 / ((x * x + y * y) + z * z).sqrt();
     let unit = (rcp > 0.0) & (rcp < f32::INFINITY);
-    let (ux, uy, uz) = (
+    [
         select(unit, x * rcp, 0.0),
         select(unit, y * rcp, 1.0),
         select(unit, z * rcp, 0.0),
-    );
-    let (hx, hy) = (f32_to_f16(ex), f32_to_f16(ey));
-    let (hx1, hy1) = (neighbor_toward_lane(hx, ex), neighbor_toward_lane(hy, ey));
-    let score = |hx: u16, hy: u16| decode_dot_lane(f16_to_f32(hx), f16_to_f32(hy), ux, uy, uz);
-    // The candidates in oct_encode_f16's order; a later one wins only if strictly closer.
-    let mut best = (hx, hy);
-    let mut best_dot = select(
-        score(hx, hy) > f32::NEG_INFINITY,
-        score(hx, hy),
-        f32::NEG_INFINITY,
-    );
-    for (cx, cy) in [(hx, hy1), (hx1, hy), (hx1, hy1)] {
-        let d = score(cx, cy);
-        let closer = d > best_dot;
-        best = (
-            select_u16(closer, cx, best.0),
-            select_u16(closer, cy, best.1),
-        );
-        best_dot = select(closer, d, best_dot);
-    }
-    u32::from(best.0) | (u32::from(best.1) << 16)
+    ]
 }
 
 /// `oct_decode(e).dot(u)` with the operations of [`oct_decode`], `Vec3::normalize` and
@@ -148,10 +181,9 @@ fn decode_dot_lane(ex: f32, ey: f32, ux: f32, uy: f32, uz: f32) -> f32 {
     (x * rcp) * ux + (y * rcp) * uy + (z * rcp) * uz
 }
 
-/// [`f16_neighbor_toward`] with selects.
+/// [`f16_neighbor_toward`] with selects, given `v`, the value of `h`.
 #[inline(always)]
-fn neighbor_toward_lane(h: u16, x: f32) -> u16 {
-    let v = f16_to_f32(h);
+fn neighbor_toward_lane(h: u16, v: f32, x: f32) -> u16 {
     let up = x > v;
     let from_zero = select_u16(up, 0x0001, 0x8001);
     let negative = h & 0x8000 != 0;
@@ -222,7 +254,8 @@ mod tests {
 
     /// The batch encoder gives exactly the bits of the one-by-one encoder, on the sphere, on
     /// random (not unit) vectors, on zero, tiny, huge and non-finite ones, and on a length that
-    /// leaves a partial block.
+    /// leaves a partial block: the build this CPU runs (F16C where it has it) and the portable
+    /// one.
     #[test]
     fn batch_encoding_matches_one_by_one() {
         let mut dirs = sphere_directions(50_000);
@@ -250,6 +283,9 @@ mod tests {
         dirs.push(Vec3::new(0.3, -0.2, -0.9)); // 50,000 + 100,000 + 10: a partial last block
         let mut bytes = vec![0u8; dirs.len() * 4];
         oct_encode_f16_into(&dirs, &mut bytes);
+        let mut portable = vec![0u8; dirs.len() * 4];
+        oct_encode_blocks::<SoftHalf>(&dirs, &mut portable);
+        assert!(bytes == portable);
         for (n, b) in dirs.iter().zip(bytes.chunks_exact(4)) {
             let [x, y] = oct_encode_f16(*n);
             let got = [

@@ -136,10 +136,7 @@ pub fn skin_frames(
     }
     let vertex_count: usize = meshes.iter().map(|m| m.positions.len()).sum();
     let texels = vertex_count * frames.len();
-    let influences: Vec<Option<Influences>> = meshes
-        .iter()
-        .map(|m| m.skin.as_ref().map(Influences::new))
-        .collect();
+    let influences = Influences::of_meshes(meshes);
     let mut positions = zeroed_vec3s(texels);
     let mut normals = zeroed_vec3s(texels);
     let bad = positions
@@ -148,7 +145,7 @@ pub fn skin_frames(
         .zip(frames.par_iter())
         .enumerate()
         .map_init(Scratch::default, |scratch, (f, ((ps, ns), frame))| {
-            skin_frame(meshes, &influences, frame, ps, ns, scratch).map(|(m, v)| (f, m, v))
+            skin_frame(meshes, &influences, frame, true, ps, ns, scratch).map(|(m, v)| (f, m, v))
         })
         .flatten()
         .min();
@@ -184,7 +181,7 @@ fn zeroed_vec3s(len: usize) -> Vec<Vec3> {
     unsafe { Vec::from_raw_parts(floats.as_mut_ptr().cast::<Vec3>(), len, len) }
 }
 
-fn check_frame(
+pub(crate) fn check_frame(
     meshes: &[MeshSource],
     frame: &[MeshFrame],
     f: usize,
@@ -232,12 +229,20 @@ fn check_frame(
 /// A skin's influences that skinning reads (weight >= `f32::EPSILON`), listed once per bake so
 /// the per-frame loop neither tests weights nor reads unused slots: vertex `v` has `counts[v]`
 /// consecutive entries of `slots`, after those of the vertices before it.
-struct Influences {
+pub(crate) struct Influences {
     counts: Vec<u8>,
     slots: Vec<(u32, f32)>,
 }
 
 impl Influences {
+    /// Those of each mesh, `None` for a rigid one.
+    pub(crate) fn of_meshes(meshes: &[MeshSource]) -> Vec<Option<Self>> {
+        meshes
+            .iter()
+            .map(|m| m.skin.as_ref().map(Self::new))
+            .collect()
+    }
+
     fn new(skin: &SkinBinding) -> Self {
         let mut counts = Vec::with_capacity(skin.bones.len() / skin.influences.max(1));
         let mut slots = Vec::with_capacity(skin.bones.len());
@@ -260,7 +265,7 @@ impl Influences {
 
 /// Per-thread buffers reused across frames so the hot loop never allocates.
 #[derive(Default)]
-struct Scratch {
+pub(crate) struct Scratch {
     /// Per bind: `pre * bone` and the normal matrix times the orthonormalized bone basis.
     bones: Vec<(Affine3A, Mat3A)>,
     /// Active blend shapes: (index, weight).
@@ -270,11 +275,12 @@ struct Scratch {
 }
 
 /// Skins all meshes of one frame into `ps`/`ns`; returns the first (mesh, vertex) whose result
-/// is not finite.
-fn skin_frame(
+/// is not finite. Without `normals`, every normal is +Y (the positions are the same).
+pub(crate) fn skin_frame(
     meshes: &[MeshSource],
     influences: &[Option<Influences>],
     frame: &[MeshFrame],
+    normals: bool,
     ps: &mut [Vec3],
     ns: &mut [Vec3],
     scratch: &mut Scratch,
@@ -283,7 +289,7 @@ fn skin_frame(
     for (m, ((mesh, infl), mf)) in meshes.iter().zip(influences).zip(frame).enumerate() {
         let end = start + mesh.positions.len();
         let (ps, ns) = (&mut ps[start..end], &mut ns[start..end]);
-        if skin_mesh(mesh, infl.as_ref(), mf, ps, ns, scratch) {
+        if skin_mesh(mesh, infl.as_ref(), mf, normals, ps, ns, scratch) {
             // Rare: find which vertex, for the error message.
             return Some((m, ps.iter().position(|p| !p.is_finite()).unwrap_or(0)));
         }
@@ -297,6 +303,7 @@ fn skin_mesh(
     mesh: &MeshSource,
     influences: Option<&Influences>,
     mf: &MeshFrame,
+    normals: bool,
     ps: &mut [Vec3],
     ns: &mut [Vec3],
     scratch: &mut Scratch,
@@ -322,7 +329,7 @@ fn skin_mesh(
         normal_matrix,
         bones: &scratch.bones,
     };
-    let has_normals = !mesh.normals.is_empty();
+    let has_normals = normals && !mesh.normals.is_empty();
     if scratch.shapes.is_empty() {
         let src = |v: usize| {
             let n = mesh.normals.get(v).map_or(Vec3A::Y, |&n| n.into());
@@ -512,4 +519,4 @@ fn normal_matrix(m: Mat3A) -> Mat3A {
 
 #[cfg(test)]
 #[path = "skin_tests.rs"]
-mod tests;
+pub(crate) mod tests;

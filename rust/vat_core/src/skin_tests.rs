@@ -386,10 +386,10 @@ fn reference_vertex(mesh: &MeshSource, mf: &MeshFrame, v: usize) -> (Vec3, Vec3)
 }
 
 /// Deterministic pseudo-random numbers in [0, 1).
-struct Lcg(u64);
+pub(crate) struct Lcg(pub(crate) u64);
 
 impl Lcg {
-    fn next(&mut self) -> f32 {
+    pub(crate) fn next(&mut self) -> f32 {
         self.0 = self
             .0
             .wrapping_mul(6_364_136_223_846_793_005)
@@ -402,7 +402,7 @@ impl Lcg {
     }
 
     /// Rotation, non-uniform (sometimes mirrored) scale, a little shear, translation.
-    fn transform(&mut self) -> Affine3A {
+    pub(crate) fn transform(&mut self) -> Affine3A {
         let rot = Quat::from_scaled_axis(self.vec(3.0));
         let mut scale = Vec3::ONE + self.vec(0.4);
         if self.next() < 0.2 {
@@ -416,7 +416,7 @@ impl Lcg {
 
 /// A mesh of `n` vertices: skinned with `influences` slots (some weights zero or tiny, with
 /// garbage bone indices there) when `influences > 0`, with `shapes` blend shapes.
-fn random_mesh(
+pub(crate) fn random_mesh(
     rng: &mut Lcg,
     n: usize,
     influences: usize,

@@ -9,6 +9,7 @@ use godot::global::Error;
 use godot::prelude::*;
 use vat_core::clip::Clip;
 use vat_core::encode::{Bounds, EncodedVat, EncodingParams, Precision, VatLayout};
+use vat_core::skin_encode::SkinEncoder;
 
 use crate::bake::{collect, output, root_motion, sample, scene};
 use crate::save::save_atomic;
@@ -135,8 +136,8 @@ pub struct VertexAnimation {
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     column_channel: i32,
 
-    /// The encoded VAT rebuilt from the textures, with the texture ids it was built from.
-    cache: Option<(EncodedVat, [Option<InstanceId>; 2])>,
+    /// The encoded VAT (sharing the textures' bytes), with the texture ids it was built from.
+    cache: Option<(EncodedVat<output::GodotBytes>, [Option<InstanceId>; 2])>,
     stats: VarDictionary,
     /// The last inconsistency reported for the stored bake, so it is reported once.
     reported: std::cell::RefCell<String>,
@@ -414,7 +415,7 @@ impl VertexAnimation {
 
     /// The encoded VAT rebuilt from the stored textures: cached, rebuilt when a texture is
     /// replaced, and `None` (with one error) when the stored fields disagree.
-    fn encoded(&mut self) -> Option<&EncodedVat> {
+    fn encoded(&mut self) -> Option<&EncodedVat<output::GodotBytes>> {
         let ids = [
             self.position_texture.as_ref().map(|t| t.instance_id()),
             self.normal_texture.as_ref().map(|t| t.instance_id()),
@@ -427,15 +428,10 @@ impl VertexAnimation {
             return None;
         }
         if self.cache.is_none() {
-            let positions = self
-                .position_texture
-                .as_ref()?
-                .get_image()?
-                .get_data()
-                .to_vec();
+            let positions = self.position_texture.as_ref()?.get_image()?.get_data();
             let normals = match &self.normal_texture {
-                Some(t) => t.get_image()?.get_data().to_vec(),
-                None => Vec::new(),
+                Some(t) => t.get_image()?.get_data(),
+                None => PackedByteArray::new(),
             };
             let layout = VatLayout::new(self.vertex_count as u32, self.frame_count as u32).ok()?;
             let params = EncodingParams {
@@ -464,8 +460,8 @@ impl VertexAnimation {
             let vat = EncodedVat {
                 layout,
                 params,
-                positions,
-                normals,
+                positions: output::GodotBytes(positions),
+                normals: output::GodotBytes(normals),
                 bounds: convert::bounds(self.bounds),
                 clip_bounds: Vec::new(),
             };
@@ -574,11 +570,6 @@ impl VertexAnimation {
         let t_sampled = Instant::now();
 
         let labels = frame_labels(&clips);
-        let skinned = workers::install(|| {
-            vat_core::skin::skin_frames(&sources, &frames, &|f| labels[f].clone())
-        })
-        .map_err(|e| format!("{e} (in '{scene_name}')"))?;
-        let t_skinned = Instant::now();
         let precision = match self.precision {
             0 => Precision::Half,
             1 => Precision::Float,
@@ -589,9 +580,16 @@ impl VertexAnimation {
             }
         };
         let normals = self.bake_normals;
-        let vat =
-            workers::install(|| vat_core::encode::encode(&skinned, &clips, precision, normals))
-                .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        // Skinning and encoding are fused (vat_core::skin_encode): pass 1 skins positions for the
+        // bounds and finds every error ("skinning"), pass 2 skins again and encodes straight into
+        // the textures' Godot arrays ("encoding").
+        let encoder = workers::install(|| {
+            let label = |f: usize| labels[f].clone();
+            SkinEncoder::new(&sources, &frames, &label, &clips, precision, normals)
+        })
+        .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        let t_skinned = Instant::now();
+        let vat = output::encode_into_godot(encoder);
         let t_encoded = Instant::now();
 
         let textures: Vec<_> = self.texture_variations.iter_shared().collect();
@@ -649,7 +647,7 @@ impl VertexAnimation {
         Ok(summary)
     }
 
-    fn store_tables(&mut self, clips: &[Clip], vat: &EncodedVat) {
+    fn store_tables<B>(&mut self, clips: &[Clip], vat: &EncodedVat<B>) {
         self.vertex_count = vat.layout.vertex_count as i32;
         self.frame_count = vat.layout.frame_count as i32;
         self.bounds = convert::to_aabb(&vat.bounds);

@@ -7,6 +7,7 @@ use godot::classes::{ArrayMesh, Image, ImageTexture, Texture2D, Texture2DArray};
 use godot::obj::{EngineBitfield, EngineEnum};
 use godot::prelude::*;
 use vat_core::encode::{EncodedVat, Precision};
+use vat_core::skin_encode::SkinEncoder;
 
 use super::collect::Character;
 use crate::convert;
@@ -14,15 +15,46 @@ use crate::convert;
 /// Custom vertex channels a mesh surface has (CUSTOM0-CUSTOM3).
 const CUSTOM_CHANNELS: i32 = 4;
 
+/// Texture bytes held in Godot's own array, so the core encodes straight into the memory the
+/// `Image` uses (no copy from a Rust buffer), and the bake's decoded cache shares it.
+#[derive(Clone, Default)]
+pub struct GodotBytes(pub PackedByteArray);
+
+impl AsRef<[u8]> for GodotBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_slice()
+    }
+}
+
+impl std::ops::Deref for GodotBytes {
+    type Target = PackedByteArray;
+
+    fn deref(&self) -> &PackedByteArray {
+        &self.0
+    }
+}
+
+/// Encodes the bake (pass 2 of `SkinEncoder`, on the extension's worker pool) into two new
+/// Godot byte arrays and returns the encoded VAT over them.
+pub fn encode_into_godot(encoder: SkinEncoder<'_>) -> EncodedVat<GodotBytes> {
+    let mut positions = PackedByteArray::new();
+    positions.resize(encoder.position_bytes());
+    let mut normals = PackedByteArray::new();
+    normals.resize(encoder.normal_bytes());
+    let (p, n) = (positions.as_mut_slice(), normals.as_mut_slice());
+    crate::workers::install(|| encoder.encode_into(p, n));
+    encoder.into_encoded(GodotBytes(positions), GodotBytes(normals))
+}
+
 /// Builds the combined render mesh: every baked mesh instance's surfaces in depth-first order,
 /// materials kept, vertex order kept, every array the source has kept (UV, UV2, colours, custom
 /// channels with their formats), and each vertex's VAT column in the first custom channel no
 /// source surface uses (one float). Rest positions and normals are replaced by the first baked
 /// frame so the mesh previews in the editor in the character's space; tangents, bone and
 /// blend-shape data are dropped (they are baked in). Returns the mesh and the column's channel.
-pub fn combined_mesh(
+pub fn combined_mesh<B: AsRef<[u8]>>(
     character: &Character,
-    vat: &EncodedVat,
+    vat: &EncodedVat<B>,
 ) -> Result<(Gd<ArrayMesh>, i32), String> {
     let surfaces = || character.meshes.iter().flat_map(|m| &m.surfaces);
     let used = |channel: i32| {
@@ -101,18 +133,18 @@ fn custom_shift(c: i32) -> u64 {
 }
 
 /// The position texture: RGBAH or RGBAF, laid out as `vat_core::encode::VatLayout` says.
-pub fn position_texture(vat: &EncodedVat) -> Gd<ImageTexture> {
+pub fn position_texture(vat: &EncodedVat<GodotBytes>) -> Gd<ImageTexture> {
     let format = match vat.params.precision {
         Precision::Half => Format::RGBAH,
         Precision::Float => Format::RGBAF,
     };
-    data_texture(vat.layout.width, vat.layout.height, format, &vat.positions)
+    packed_texture(vat.layout.width, vat.layout.height, format, &vat.positions)
 }
 
 /// The normal texture (octahedral, RGH), if normals were baked.
-pub fn normal_texture(vat: &EncodedVat) -> Option<Gd<ImageTexture>> {
+pub fn normal_texture(vat: &EncodedVat<GodotBytes>) -> Option<Gd<ImageTexture>> {
     vat.params.normals.then(|| {
-        data_texture(
+        packed_texture(
             vat.layout.width,
             vat.layout.height,
             Format::RGH,
@@ -129,8 +161,17 @@ pub fn clip_texture(table: &[f32]) -> Gd<ImageTexture> {
 
 /// An exact data texture: no mipmaps, no compression, bytes as given.
 pub fn data_texture(width: u32, height: u32, format: Format, bytes: &[u8]) -> Gd<ImageTexture> {
-    let data = PackedByteArray::from(bytes);
-    let image = Image::create_from_data(width as i32, height as i32, false, format, &data)
+    packed_texture(width, height, format, &PackedByteArray::from(bytes))
+}
+
+/// [`data_texture`] of bytes already in a Godot array; the image shares them (copy-on-write).
+fn packed_texture(
+    width: u32,
+    height: u32,
+    format: Format,
+    data: &PackedByteArray,
+) -> Gd<ImageTexture> {
+    let image = Image::create_from_data(width as i32, height as i32, false, format, data)
         .expect("byte count matches the layout");
     ImageTexture::create_from_image(&image).expect("image is valid")
 }
