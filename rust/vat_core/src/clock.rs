@@ -65,6 +65,14 @@ impl CrowdClock {
     }
 }
 
+/// Whether a crowd clock moves this frame. `in_editor` is true while the node lives in the
+/// editor (Godot's `Engine.is_editor_hint()`): there the clock stands still, so an open scene does
+/// not play by itself, unless `preview` asks for it (an explicit editor preview). `paused` stops it
+/// everywhere.
+pub fn clock_runs(paused: bool, in_editor: bool, preview: bool) -> bool {
+    !paused && (!in_editor || preview)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +121,27 @@ mod tests {
         assert!(rebased_err < 1e-4, "{rebased_err}");
         // Each naive step rounds 1/60 to the f32 spacing 2^-7 at 86400 s.
         assert!(naive_err > 0.01, "{naive_err}");
+    }
+
+    #[test]
+    fn clock_stands_still_in_the_editor_unless_previewing() {
+        // (paused, in_editor, preview) -> runs
+        let cases = [
+            (false, false, false, true),
+            (false, false, true, true),
+            (false, true, false, false),
+            (false, true, true, true),
+            (true, false, false, false),
+            (true, false, true, false),
+            (true, true, false, false),
+            (true, true, true, false),
+        ];
+        for (paused, in_editor, preview, runs) in cases {
+            assert_eq!(
+                clock_runs(paused, in_editor, preview),
+                runs,
+                "paused {paused}, in_editor {in_editor}, preview {preview}"
+            );
+        }
     }
 }

@@ -6,7 +6,7 @@ use godot::classes::geometry_instance_3d::ShadowCastingSetting;
 use godot::classes::{INode3D, Material, Node3D};
 use godot::obj::EngineEnum;
 use godot::prelude::*;
-use vat_core::clock::CrowdClock;
+use vat_core::clock::{clock_runs, CrowdClock};
 use vat_core::crowd::{self, ActorState, LookTable};
 use vat_core::validate;
 
@@ -14,6 +14,7 @@ use crate::convert;
 use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
 use crate::crowd::guard::main_thread_only;
 use crate::crowd::looks::PlacedBounds;
+use crate::editor;
 use crate::vertex_animation::VertexAnimation;
 
 // The helpers Godot does not see live in a child module (so they keep private access).
@@ -44,9 +45,9 @@ pub struct AnimatedActorMeshInstance {
     #[var(get = get_cast_shadow, set = set_cast_shadow)]
     #[init(val = 1)]
     cast_shadow: i32,
-    /// The crowd clock in seconds (kept in double precision; the shader sees it rebased).
-    #[export]
-    #[var(get = get_time, set = set_time)]
+    /// The crowd clock in seconds (kept in double precision; the shader sees it rebased). Shown
+    /// in the inspector but never saved in scenes, and it stands still in the editor.
+    #[var(get = get_time, set = set_time, usage_flags = [EDITOR])]
     time: PhantomVar<f64>,
     /// Stops the crowd clock.
     #[export]
@@ -116,14 +117,19 @@ impl INode3D for AnimatedActorMeshInstance {
                 .map(|m| self.material_overrides = m)
         };
         match result {
-            Ok(()) => self.reset_gpu(),
+            Ok(()) => {
+                self.reset_gpu();
+                if models {
+                    self.base_mut().update_configuration_warnings();
+                }
+            }
             Err(e) => godot_error!("vat_crowd: AnimatedActorMeshInstance: {e}; nothing changed"),
         }
         true
     }
 
     fn process(&mut self, delta: f64) {
-        if !self.paused {
+        if clock_runs(self.paused, editor::in_editor(), editor::EDITOR_PREVIEW) {
             let dt = delta * self.speed_scale;
             let old_origin = self.clock.origin();
             self.clock.advance(dt);
@@ -135,10 +141,27 @@ impl INode3D for AnimatedActorMeshInstance {
         }
         self.update_billboard();
     }
+
+    fn get_configuration_warnings(&self) -> PackedStringArray {
+        self.configuration_warnings()
+    }
 }
 
 #[godot_api]
 impl AnimatedActorMeshInstance {
+    /// The configuration warnings the editor shows for this node (empty when it is set up right),
+    /// for scripts and tests: Godot does not expose `Node._get_configuration_warnings` to them.
+    #[func(rename = get_configuration_warnings)]
+    fn configuration_warnings(&self) -> PackedStringArray {
+        let problems = editor::model_problems(&self.models);
+        editor::to_packed(
+            problems
+                .into_iter()
+                .map(|p| format!("{p}: nothing is drawn until the models are fixed."))
+                .collect(),
+        )
+    }
+
     /// The models actors can carry.
     #[func]
     fn get_models(&self) -> Array<Option<Gd<VertexAnimation>>> {
@@ -168,6 +191,7 @@ impl AnimatedActorMeshInstance {
         main_thread_only!("AnimatedActorMeshInstance", "set_models");
         self.models = models;
         self.reset_gpu();
+        self.base_mut().update_configuration_warnings();
     }
 
     /// Sets the per-model material overrides and rebuilds the crowd's GPU objects (an untyped

@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use godot::classes::{INode3D, Material, Node3D};
 use godot::prelude::*;
-use vat_core::clock::CrowdClock;
+use vat_core::clock::{clock_runs, CrowdClock};
 use vat_core::crowd;
 use vat_core::slots::IdSlots;
 use vat_core::validate;
@@ -14,6 +14,7 @@ use crate::convert;
 use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
 use crate::crowd::guard::main_thread_only;
 use crate::crowd::retained::{Instance, RetainedPacker};
+use crate::editor;
 use crate::vertex_animation::VertexAnimation;
 
 // The helpers Godot does not see live in a child module (so they keep private access).
@@ -42,9 +43,9 @@ pub struct AnimatedMeshInstance {
     #[var(get = get_cast_shadow, set = set_cast_shadow)]
     #[init(val = 1)]
     cast_shadow: i32,
-    /// The crowd clock in seconds (double precision; the shader sees it rebased).
-    #[export]
-    #[var(get = get_time, set = set_time)]
+    /// The crowd clock in seconds (double precision; the shader sees it rebased). Shown in the
+    /// inspector but never saved in scenes, and it stands still in the editor.
+    #[var(get = get_time, set = set_time, usage_flags = [EDITOR])]
     time: PhantomVar<f64>,
     /// Stops the crowd clock.
     #[export]
@@ -83,7 +84,7 @@ pub struct AnimatedMeshInstance {
 #[godot_api]
 impl INode3D for AnimatedMeshInstance {
     fn process(&mut self, delta: f64) {
-        if !self.paused {
+        if clock_runs(self.paused, editor::in_editor(), editor::EDITOR_PREVIEW) {
             let old = self.clock.origin();
             self.clock.advance(delta);
             if self.clock.origin() != old {
@@ -98,10 +99,21 @@ impl INode3D for AnimatedMeshInstance {
             self.update_billboard();
         }
     }
+
+    fn get_configuration_warnings(&self) -> PackedStringArray {
+        self.configuration_warnings()
+    }
 }
 
 #[godot_api]
 impl AnimatedMeshInstance {
+    /// The configuration warnings the editor shows for this node (empty when it is set up right),
+    /// for scripts and tests: Godot does not expose `Node._get_configuration_warnings` to them.
+    #[func(rename = get_configuration_warnings)]
+    fn configuration_warnings(&self) -> PackedStringArray {
+        editor::to_packed(editor::animation_warnings(self.animation.as_ref()))
+    }
+
     /// The baked character drawn.
     #[func]
     fn get_animation(&self) -> Option<Gd<VertexAnimation>> {
@@ -129,6 +141,7 @@ impl AnimatedMeshInstance {
         main_thread_only!("AnimatedMeshInstance", "set_animation");
         self.animation = animation;
         self.reset_gpu();
+        self.base_mut().update_configuration_warnings();
     }
 
     /// Sets the material override.

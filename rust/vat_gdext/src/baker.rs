@@ -2,11 +2,13 @@
 
 use std::time::Instant;
 
+use godot::classes::notify::Node3DNotification;
 use godot::classes::{AnimationPlayer, INode3D, Node, Node3D, Skeleton3D};
 use godot::global::Error;
 use godot::prelude::*;
 
 use crate::bake::scene::find_player;
+use crate::editor;
 use crate::vertex_animation::VertexAnimation;
 
 /// Put a character (e.g. an instanced .glb) under this node as its first child, add one
@@ -23,6 +25,7 @@ pub struct VertexAnimationBaker {
     animation_player: NodePath,
     /// The resources to bake into, one per model.
     #[export]
+    #[var(get = get_targets, set = set_targets)]
     targets: Array<Option<Gd<VertexAnimation>>>,
     /// Where to save targets that have no file yet: a `.res` path for a single target, or a folder
     /// (targets are then saved as `<folder>/<character>_<index>.res`).
@@ -35,7 +38,18 @@ pub struct VertexAnimationBaker {
 }
 
 #[godot_api]
-impl INode3D for VertexAnimationBaker {}
+impl INode3D for VertexAnimationBaker {
+    fn on_notification(&mut self, what: Node3DNotification) {
+        if what == Node3DNotification::CHILD_ORDER_CHANGED {
+            // The character is the first child: adding or removing one changes the warnings.
+            self.base_mut().update_configuration_warnings();
+        }
+    }
+
+    fn get_configuration_warnings(&self) -> PackedStringArray {
+        self.configuration_warnings()
+    }
+}
 
 #[godot_api]
 impl VertexAnimationBaker {
@@ -45,6 +59,27 @@ impl VertexAnimationBaker {
     /// Emitted when a bake ends, with its result and a one-line summary per target.
     #[signal]
     fn bake_finished(error: i32, summary: GString);
+
+    /// The configuration warnings the editor shows for this node (empty when it is set up right),
+    /// for scripts and tests: Godot does not expose `Node._get_configuration_warnings` to them.
+    #[func(rename = get_configuration_warnings)]
+    fn configuration_warnings(&self) -> PackedStringArray {
+        let has_character = self.base().get_child_count() > 0;
+        editor::to_packed(editor::baker_warnings(&self.targets, has_character))
+    }
+
+    /// The resources to bake into.
+    #[func]
+    fn get_targets(&self) -> Array<Option<Gd<VertexAnimation>>> {
+        self.targets.clone()
+    }
+
+    /// Sets the resources to bake into (and refreshes the editor's warnings).
+    #[func]
+    fn set_targets(&mut self, targets: Array<Option<Gd<VertexAnimation>>>) {
+        self.targets = targets;
+        self.base_mut().update_configuration_warnings();
+    }
 
     /// Bakes every target and saves those that have (or get, from `output_path`) a file.
     #[func]

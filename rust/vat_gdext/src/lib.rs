@@ -13,6 +13,7 @@ mod baker;
 mod bench;
 mod convert;
 mod crowd;
+mod editor;
 mod save;
 mod vertex_animation;
 mod workers;

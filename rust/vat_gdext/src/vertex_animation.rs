@@ -111,11 +111,14 @@ pub struct VertexAnimation {
     /// Baked: clip names, in table order.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     clip_names: PackedStringArray,
+    // The four `INTERNAL` fields below are saved (STORAGE) but are no API: no EDITOR flag keeps
+    // them out of the inspector, INTERNAL out of the class reference (F1), which Godot builds
+    // from the registered properties and skips INTERNAL ones in (`DocTools::generate`).
     /// Baked: per clip first frame, frame count, fps, duration (s), looped (1/0).
-    #[var(pub, usage_flags = [STORAGE, READ_ONLY])]
+    #[var(pub, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
     clip_table: PackedFloat32Array,
     /// Baked: per clip bounds as min xyz, max xyz.
-    #[var(pub, usage_flags = [STORAGE, READ_ONLY])]
+    #[var(pub, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
     clip_bounds_table: PackedFloat32Array,
     /// Baked: decoded position = encoding_offset + stored * encoding_scale.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
@@ -125,11 +128,11 @@ pub struct VertexAnimation {
     #[init(val = Vector3::ONE)]
     encoding_scale: Vector3,
     /// Baked: precision the textures were written with (0 half, 1 float).
-    #[var(pub, usage_flags = [STORAGE, READ_ONLY])]
+    #[var(pub, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
     baked_precision: i32,
     /// Baked: per clip, the average velocity of the root bone (units per second, character root
     /// space, measured before any in-place removal); see `get_clip_root_velocity`.
-    #[var(pub, usage_flags = [STORAGE, READ_ONLY])]
+    #[var(pub, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
     clip_root_velocities: PackedVector3Array,
     /// Baked: which custom vertex channel (0-3: CUSTOM0-CUSTOM3) of `mesh` holds each vertex's VAT
     /// column; the first one the source meshes leave free. Shaders read it through `VAT_COLUMN`.

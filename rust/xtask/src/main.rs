@@ -9,6 +9,7 @@ mod demo;
 mod godot;
 mod process;
 mod provision;
+mod root;
 mod test;
 mod test_godot;
 mod util;

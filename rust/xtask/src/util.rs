@@ -4,6 +4,7 @@ use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// Every xtask error is a message for the person at the terminal.
 pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -14,8 +15,30 @@ macro_rules! bail {
     ($($arg:tt)*) => { return Err(format!($($arg)*).into()) };
 }
 
-/// The repository root (two levels above this crate's manifest).
+/// The repository root: the nearest directory at or above the current one whose Cargo.toml is
+/// this workspace (see `root::find_root`), so a binary shared by two checkouts through one
+/// `CARGO_TARGET_DIR` works on the checkout it runs in. Outside any checkout it falls back, with
+/// a note, to the checkout the binary was compiled from. Searched once per run.
 pub fn repo_root() -> PathBuf {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let cwd = env::current_dir().ok();
+        if let Some(root) = cwd.as_deref().and_then(crate::root::find_root) {
+            return root;
+        }
+        let compiled = compiled_root();
+        eprintln!(
+            "xtask: note: no vat_crowd workspace at or above {}; using {}, where xtask was built",
+            cwd.as_deref().unwrap_or(Path::new("?")).display(),
+            compiled.display()
+        );
+        compiled
+    })
+    .clone()
+}
+
+/// The checkout this binary was compiled from (two levels above this crate's manifest).
+fn compiled_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest
         .ancestors()

@@ -129,33 +129,15 @@ impl AnimatedActorMeshInstance {
     }
 
     pub(super) fn build_gpu(&mut self) -> Result<(), String> {
-        let models: Vec<Gd<VertexAnimation>> = self
-            .models
-            .iter_shared()
-            .enumerate()
-            .map(|(i, m)| m.ok_or_else(|| format!("models[{i}] is empty")))
-            .collect::<Result<_, _>>()?;
-        if models.is_empty() {
-            return Err("no models are set".into());
+        // The same checks the editor shows as configuration warnings; the first one is the error.
+        if let Some(problem) = crate::editor::model_problems(&self.models)
+            .into_iter()
+            .next()
+        {
+            return Err(problem);
         }
+        let models: Vec<Gd<VertexAnimation>> = self.models.iter_shared().flatten().collect();
         let first = models[0].bind().clips();
-        for (i, m) in models.iter().enumerate() {
-            let b = m.bind();
-            if !b.is_baked() {
-                return Err(format!("models[{i}] ('{}') is not baked", m.get_path()));
-            }
-            let clips = b.clips();
-            let same = clips.len() == first.len()
-                && clips.iter().zip(&first).all(|(a, c)| {
-                    a.name == c.name && a.frame_count == c.frame_count && a.looped == c.looped
-                });
-            if !same {
-                return Err(format!(
-                    "models[{i}] ('{}') has a different clip table than models[0]; bake all models from the same skeleton and clips",
-                    m.get_path()
-                ));
-            }
-        }
         let overrides: Vec<Option<Gd<Material>>> = self.material_overrides.iter_shared().collect();
         let mut owner = self.to_gd().upcast::<Node3D>();
         let gpu = CrowdGpu::new(

@@ -1,0 +1,143 @@
+# What the crowd nodes show and keep in the editor: configuration warnings, the crowd clock kept
+# out of saved scenes, and internal VertexAnimation fields kept out of the inspector and F1.
+extends VatTest
+
+const SOLDIER := "res://generated/soldier.tscn"
+var _body: VertexAnimation
+
+
+func _body_anim() -> VertexAnimation:
+	if _body == null:
+		_body = VertexAnimation.new()
+		_body.source_scene = load(SOLDIER)
+		_body.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
+		_body.bake()
+	return _body
+
+
+func _has_warning(node: Node, part: String) -> bool:
+	for w in node.get_configuration_warnings():
+		if part in w:
+			return true
+	return false
+
+
+## Saves `node` (with an owner chain) as .tscn text and returns the text.
+func _tscn_text(node: Node, file: String) -> String:
+	var scene := PackedScene.new()
+	check_eq(scene.pack(node), OK, "pack %s" % node.get_class())
+	var path := "user://%s.tscn" % file
+	check_eq(ResourceSaver.save(scene, path), OK, "save %s" % path)
+	var text := FileAccess.get_file_as_string(path)
+	DirAccess.remove_absolute(ProjectSettings.globalize_path(path))
+	# The packed state is what both .tscn and .scn store: check it too.
+	var state := scene.get_state()
+	for p in state.get_node_property_count(0):
+		check(state.get_node_property_name(0, p) != &"time", "%s: time is not packed" % file)
+	return text
+
+
+func test_crowd_clock_is_not_saved() -> void:
+	var m := AnimatedMeshInstance.new()
+	m.time = 12.5
+	m.paused = true
+	var text := _tscn_text(m, "editor_clock_mesh")
+	check("paused = true" in text, "a changed exported property is saved (the test can see one)")
+	check(not ("time =" in text), "AnimatedMeshInstance.time is not in the .tscn:\n" + text)
+	m.free()
+	var a := AnimatedActorMeshInstance.new()
+	a.time = 7.25
+	a.paused = true
+	text = _tscn_text(a, "editor_clock_actor")
+	check("paused = true" in text, "a changed exported property is saved (actor)")
+	check(not ("time =" in text), "AnimatedActorMeshInstance.time is not in the .tscn:\n" + text)
+	a.free()
+
+
+func test_crowd_clock_stays_in_the_inspector_but_not_storage() -> void:
+	for node: Node in [AnimatedMeshInstance.new(), AnimatedActorMeshInstance.new()]:
+		var found := false
+		for p in node.get_property_list():
+			if p.name == "time":
+				found = true
+				check(p.usage & PROPERTY_USAGE_EDITOR != 0, "%s.time is in the inspector" % node.get_class())
+				check(p.usage & PROPERTY_USAGE_STORAGE == 0, "%s.time is not stored" % node.get_class())
+		check(found, "%s has a time property" % node.get_class())
+		node.free()
+
+
+func test_crowd_clock_runs_outside_the_editor() -> void:
+	# Engine.is_editor_hint() is false here: the clock must still move (the editor rule is
+	# vat_core::clock::clock_runs, unit-tested in Rust).
+	check(not Engine.is_editor_hint(), "tests run outside the editor")
+	var m := AnimatedMeshInstance.new()
+	m.animation = _body_anim()
+	root.add_child(m)
+	var t0: float = m.time
+	await frames(3)
+	check(m.time > t0, "the clock advances at run time")
+
+
+func test_internal_fields_are_saved_but_hidden() -> void:
+	var hidden := ["clip_table", "clip_bounds_table", "baked_precision", "clip_root_velocities"]
+	var seen := {}
+	for p in _body_anim().get_property_list():
+		if p.name in hidden:
+			seen[p.name] = true
+			check(p.usage & PROPERTY_USAGE_STORAGE != 0, "%s is stored" % p.name)
+			check(p.usage & PROPERTY_USAGE_EDITOR == 0, "%s is not in the inspector" % p.name)
+			check(p.usage & PROPERTY_USAGE_INTERNAL != 0, "%s is left out of the class reference" % p.name)
+	check_eq(seen.size(), hidden.size(), "every internal field is registered")
+	# Saved and loaded back: the fields still round-trip.
+	var path := "user://editor_internal.res"
+	check_eq(ResourceSaver.save(_body_anim(), path), OK, "save")
+	var back: VertexAnimation = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE)
+	for name in hidden:
+		check_eq(back.get(name), _body_anim().get(name), "%s survives a save and load" % name)
+	check(back.is_baked(), "the loaded resource is baked")
+	DirAccess.remove_absolute(ProjectSettings.globalize_path(path))
+
+
+func test_mesh_instance_warnings() -> void:
+	var m := AnimatedMeshInstance.new()
+	root.add_child(m)
+	check(_has_warning(m, "No animation"), "no animation: warned")
+	m.animation = VertexAnimation.new()
+	check(_has_warning(m, "is not baked"), "unbaked animation: warned")
+	m.animation = _body_anim()
+	check_eq(m.get_configuration_warnings().size(), 0, "baked animation: no warning")
+
+
+func test_actor_warnings() -> void:
+	var a := AnimatedActorMeshInstance.new()
+	root.add_child(a)
+	check(_has_warning(a, "no models are set"), "no models: warned")
+	a.models = [_body_anim(), VertexAnimation.new()] as Array[VertexAnimation]
+	check(_has_warning(a, "models[1] (unsaved) is not baked"), "unbaked model: warned")
+	var other := VertexAnimation.new()
+	other.source_scene = load(SOLDIER)
+	other.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
+	other.clips = PackedStringArray(["walk", "idle"])
+	check_eq(other.bake(), OK, "two-clip bake")
+	a.models = [_body_anim(), other] as Array[VertexAnimation]
+	check(_has_warning(a, "models[1] (unsaved) has a different clip table than models[0]"), "clip tables differ: warned")
+	a.models = [_body_anim(), _body_anim()] as Array[VertexAnimation]
+	check_eq(a.get_configuration_warnings().size(), 0, "matching baked models: no warning")
+
+
+func test_baker_warnings() -> void:
+	var b := VertexAnimationBaker.new()
+	root.add_child(b)
+	check(_has_warning(b, "No targets"), "no targets: warned")
+	check(_has_warning(b, "No character"), "no character child: warned")
+	b.targets = [VertexAnimation.new()] as Array[VertexAnimation]
+	check(not _has_warning(b, "No targets"), "a target: no targets warning")
+	check(_has_warning(b, "No character"), "still no character")
+	b.add_child(Node3D.new())
+	check_eq(b.get_configuration_warnings().size(), 0, "targets and a character: no warning")
+	var own := VertexAnimation.new()
+	own.source_scene = load(SOLDIER)
+	var lone := VertexAnimationBaker.new()
+	root.add_child(lone)
+	lone.targets = [own] as Array[VertexAnimation]
+	check_eq(lone.get_configuration_warnings().size(), 0, "targets with their own source_scene need no character")
