@@ -14,6 +14,8 @@ var tree: SceneTree
 var root: Node3D
 
 var _failures: PackedStringArray = []
+## Soldier body bakes made by `soldier_body`, by precision (one per test script).
+var _soldier_bodies := {}
 var _skip_reason := ""
 
 
@@ -83,6 +85,59 @@ func stage(cam_pos: Vector3, look_at: Vector3, shadows := false) -> void:
 	root.add_child(cam)
 	cam.look_at_from_position(cam_pos, look_at)
 	cam.current = true
+
+
+## The generated soldier's Body mesh (res://generated/soldier.tscn, Skeleton/Body) baked at
+## `precision` (0 half, 1 float): baked once per test script and shared by its tests.
+func soldier_body(precision := 0) -> VertexAnimation:
+	if not _soldier_bodies.has(precision):
+		var va := VertexAnimation.new()
+		va.source_scene = load("res://generated/soldier.tscn")
+		va.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
+		va.precision = precision
+		va.bake()
+		_soldier_bodies[precision] = va
+	return _soldier_bodies[precision]
+
+
+## `scene` posed by its own AnimationPlayer at `t` s into `clip`, under `root`.
+func skeletal_at(scene: PackedScene, clip: String, t: float) -> Node3D:
+	var character := scene.instantiate() as Node3D
+	root.add_child(character)
+	var player: AnimationPlayer = character.find_children("*", "AnimationPlayer", true, false)[0]
+	player.play(clip)
+	player.seek(t, true)
+	player.pause()
+	return character
+
+
+## Captures `scene` drawn by its skeleton at `t` s into clip `clip` of `va`, then by one
+## AnimatedMeshInstance instance of `va` at the same time; returns [skeletal, vat] images.
+func capture_skeletal_and_vat(scene: PackedScene, va: VertexAnimation, clip: int, t: float) -> Array:
+	var skeletal := skeletal_at(scene, va.get_clip_names()[clip], t)
+	var a := await capture()
+	skeletal.queue_free()
+	var crowd := AnimatedMeshInstance.new()
+	crowd.animation = va
+	crowd.paused = true
+	root.add_child(crowd)
+	crowd.time = 0.0
+	crowd.add_instance(Transform3D.IDENTITY, clip)
+	crowd.time = t
+	crowd.submit()
+	var b := await capture()
+	crowd.queue_free()
+	await frames(1)
+	return [a, b]
+
+
+## Checks `b` against the reference `a` with the render-equivalence limits (mean absolute
+## difference at most 1.5/255, at most 0.5% of pixels off by more than 32/255), printing them.
+func check_render_close(label: String, a: Image, b: Image) -> void:
+	var d := image_diff(a, b)
+	print("    %s: mean %.3f/255, %.4f%% over 32/255" % [label, d["mean_abs"], d["frac_over_32"] * 100.0])
+	check(d["mean_abs"] <= 1.5, "%s: mean abs diff %.3f <= 1.5/255" % [label, d["mean_abs"]])
+	check(d["frac_over_32"] <= 0.005, "%s: %.4f%% pixels off by > 32/255 <= 0.5%%" % [label, d["frac_over_32"] * 100.0])
 
 
 ## Waits until the frame drawn after now is complete and returns the root viewport's image.

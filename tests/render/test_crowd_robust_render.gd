@@ -2,18 +2,6 @@
 # calls with one bad entry. Each check compares captures under the real renderer.
 extends VatTest
 
-const SOLDIER := "res://generated/soldier.tscn"
-var _body: VertexAnimation
-
-
-func _body_anim() -> VertexAnimation:
-	if _body == null:
-		_body = VertexAnimation.new()
-		_body.source_scene = load(SOLDIER)
-		_body.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
-		_body.precision = 1
-		_body.bake()
-	return _body
 
 
 func _stage() -> void:
@@ -38,11 +26,11 @@ func _check_drawn(label: String, empty: Image, img: Image) -> void:
 ## A paused AnimatedMeshInstance of three soldiers in a row under `parent`, at time `t`.
 func _retained(parent: Node, t := 0.4) -> AnimatedMeshInstance:
 	var m := AnimatedMeshInstance.new()
-	m.animation = _body_anim()
+	m.animation = soldier_body(1)
 	m.paused = true
 	parent.add_child(m)
 	m.time = 0.0
-	var walk := _body_anim().find_clip("walk")
+	var walk := soldier_body(1).find_clip("walk")
 	for i in 3:
 		m.add_instance(Transform3D(Basis.IDENTITY, Vector3(1.5 * i, 0, 0)), walk)
 	m.time = t
@@ -73,13 +61,13 @@ func test_crowds_still_draw_after_a_reparent() -> void:
 	await frames(1)
 
 	var army := AnimatedActorMeshInstance.new()
-	army.models = [_body_anim()] as Array[VertexAnimation]
+	army.models = [soldier_body(1)] as Array[VertexAnimation]
 	army.paused = true
 	a.add_child(army)
 	army.time = 0.4
 	army.begin()
 	for i in 3:
-		army.add_actor(Transform3D(Basis.IDENTITY, Vector3(1.5 * i, 0, 0)), _body_anim().find_clip("walk"), 0.0, 1.0)
+		army.add_actor(Transform3D(Basis.IDENTITY, Vector3(1.5 * i, 0, 0)), soldier_body(1).find_clip("walk"), 0.0, 1.0)
 		army.add_model(0)
 	army.submit()
 	var army_before := await capture()
@@ -98,7 +86,7 @@ func test_bad_speeds_leave_the_crowd_drawn() -> void:
 	_stage()
 	var m := _retained(root)
 	var before := await capture()
-	var attack := _body_anim().find_clip("attack")
+	var attack := soldier_body(1).find_clip("attack")
 	for speed: float in [NAN, INF, 1e30, 65520.0]:
 		m.play_animation(1, attack, 0.0, speed)
 		m.play_animations(PackedInt32Array([0, 2]), attack, 0.0, speed)
@@ -110,11 +98,11 @@ func test_bad_speeds_leave_the_crowd_drawn() -> void:
 
 	m.queue_free()
 	var army := AnimatedActorMeshInstance.new()
-	army.models = [_body_anim()] as Array[VertexAnimation]
+	army.models = [soldier_body(1)] as Array[VertexAnimation]
 	army.paused = true
 	root.add_child(army)
 	army.time = 0.4
-	var walk := _body_anim().find_clip("walk")
+	var walk := soldier_body(1).find_clip("walk")
 	army.begin()
 	for i in 3:
 		army.add_actor(Transform3D(Basis.IDENTITY, Vector3(1.5 * i, 0, 0)), walk, 0.0, 1.0)
@@ -138,7 +126,7 @@ func test_a_refused_bulk_call_changes_nothing_even_later() -> void:
 	_stage()
 	var m := _retained(root)
 	var before := await capture()
-	var attack := _body_anim().find_clip("attack")
+	var attack := soldier_body(1).find_clip("attack")
 	m.play_animations(PackedInt32Array([0, 999, 2]), attack, 0.0, 1.0)
 	m.submit()
 	_check_same("after the refused call", before, await capture())
@@ -156,11 +144,11 @@ func test_a_refused_bulk_call_changes_nothing_even_later() -> void:
 	m.queue_free()
 	await frames(1)
 	var fresh := AnimatedMeshInstance.new()
-	fresh.animation = _body_anim()
+	fresh.animation = soldier_body(1)
 	fresh.paused = true
 	root.add_child(fresh)
 	fresh.time = 0.0
-	var walk := _body_anim().find_clip("walk")
+	var walk := soldier_body(1).find_clip("walk")
 	for i in 3:
 		fresh.add_instance(Transform3D(Basis.IDENTITY, Vector3(1.5 * i, 0, 0)), walk)
 	fresh.time = 0.4

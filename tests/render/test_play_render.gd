@@ -17,17 +17,7 @@ func _bake(paths: Array, precision := 1) -> VertexAnimation:
 
 
 func _skeletal(clip: String, t: float) -> Node3D:
-	return _skeletal_of(load(SOLDIER), clip, t)
-
-
-func _skeletal_of(scene: PackedScene, clip: String, t: float) -> Node3D:
-	var character := scene.instantiate() as Node3D
-	root.add_child(character)
-	var player: AnimationPlayer = character.find_children("*", "AnimationPlayer", true, false)[0]
-	player.play(clip)
-	player.seek(t, true)
-	player.pause()
-	return character
+	return skeletal_at(load(SOLDIER), clip, t)
 
 
 # The character drawn by its own scene and by AnimatedMeshInstance, for each clip at three
@@ -51,27 +41,11 @@ func _check_equivalence(label: String, scene: PackedScene, clips: Array, view_di
 			va.get_frame_time(clip, frames / 2) + 0.5 * step,
 		]
 		for t: float in times:
-			var skeletal := _skeletal_of(scene, clip_name, t)
-			var a := await capture()
-			skeletal.queue_free()
-			var crowd := AnimatedMeshInstance.new()
-			crowd.animation = va
-			crowd.paused = true
-			root.add_child(crowd)
-			crowd.time = 0.0
-			crowd.add_instance(Transform3D.IDENTITY, clip)
-			crowd.time = t
-			crowd.submit()
-			var b := await capture()
-			crowd.queue_free()
-			await frames(1)
-			var d := image_diff(a, b)
+			var shots: Array = await capture_skeletal_and_vat(scene, va, clip, t)
 			var name := "%s_%s_%.3f" % [label, clip_name, t]
-			save_png(a, "equiv_%s_skeletal" % name)
-			save_png(b, "equiv_%s_vat" % name)
-			print("    %s: mean %.3f/255, %.4f%% over 32/255" % [name, d["mean_abs"], d["frac_over_32"] * 100.0])
-			check(d["mean_abs"] <= 1.5, "%s: mean abs diff %.3f <= 1.5/255" % [name, d["mean_abs"]])
-			check(d["frac_over_32"] <= 0.005, "%s: %.4f%% pixels off by > 32/255 <= 0.5%%" % [name, d["frac_over_32"] * 100.0])
+			save_png(shots[0], "equiv_%s_skeletal" % name)
+			save_png(shots[1], "equiv_%s_vat" % name)
+			check_render_close(name, shots[0], shots[1])
 
 
 func test_equivalence_soldier() -> void:
@@ -160,14 +134,6 @@ func _render_node(node: Node3D, time: float, fill: Callable) -> Image:
 	return img
 
 
-## Checks `b` against the reference `a` with the equivalence limits, printing the figures.
-func _check_close(label: String, a: Image, b: Image) -> void:
-	var d := image_diff(a, b)
-	print("    %s: mean %.3f/255, %.4f%% over 32/255" % [label, d["mean_abs"], d["frac_over_32"] * 100.0])
-	check(d["mean_abs"] <= 1.5, "%s: mean abs diff %.3f <= 1.5" % [label, d["mean_abs"]])
-	check(d["frac_over_32"] <= 0.005, "%s: pixels off %.4f%% <= 0.5%%" % [label, d["frac_over_32"] * 100.0])
-
-
 # full_transform: a soldier tilted, stretched unevenly and sheared by its node transform, drawn by
 # its own scene and by one actor carrying that same transform: through each crowd node's
 # per-actor and bulk calls.
@@ -190,22 +156,22 @@ func test_full_transform_matches_a_tilted_skeleton() -> void:
 	var b := await _render_node(_actor_node(va, full), 0.3, immediate)
 	save_png(a, "full_transform_skeletal")
 	save_png(b, "full_transform_vat")
-	_check_close("full transform, add_actor", a, b)
+	check_render_close("full transform, add_actor", a, b)
 	var bulk := await _render_node(_actor_node(va, full), 0.3, func(n: AnimatedActorMeshInstance) -> void:
 		n.set_actor_transforms(transform_rows([xform]), PackedInt32Array([walk]), PackedFloat32Array([0.0]))
 		n.set_model_actors(0, PackedInt32Array([0])))
-	_check_close("full transform, set_actor_transforms", a, bulk)
+	check_render_close("full transform, set_actor_transforms", a, bulk)
 	# The same transform without the option keeps only position, yaw and scale: visibly different.
 	var c := await _render_node(_actor_node(va), 0.3, immediate)
 	check(image_diff(a, c)["mean_abs"] > 3.0 * maxf(image_diff(a, b)["mean_abs"], 0.1), "yaw-only actors ignore the tilt")
 	# The retained node with the same option.
 	var e := await _render_node(_retained_node(va, full), 0.3, func(n: AnimatedMeshInstance) -> void:
 		n.add_instance(xform, walk))
-	_check_close("full transform, AnimatedMeshInstance.add_instance", a, e)
+	check_render_close("full transform, AnimatedMeshInstance.add_instance", a, e)
 	var f := await _render_node(_retained_node(va, full), 0.3, func(n: AnimatedMeshInstance) -> void:
 		var id := n.add_instance(Transform3D.IDENTITY, walk)
 		n.set_instance_transforms(transform_rows([xform]), id))
-	_check_close("full transform, AnimatedMeshInstance.set_instance_transforms", a, f)
+	check_render_close("full transform, AnimatedMeshInstance.set_instance_transforms", a, f)
 
 
 # billboard: an actor with yaw 0 turns to face the camera, so it looks like the skeletal soldier
@@ -230,8 +196,8 @@ func test_billboard_faces_the_camera() -> void:
 	var plain := await _render_node(_retained_node(va), 0.4, add_one)
 	save_png(a, "billboard_skeletal")
 	save_png(b, "billboard_vat")
-	_check_close("billboard, AnimatedActorMeshInstance", a, b)
-	_check_close("billboard, AnimatedMeshInstance", a, c)
+	check_render_close("billboard, AnimatedActorMeshInstance", a, b)
+	check_render_close("billboard, AnimatedMeshInstance", a, c)
 	check(image_diff(a, plain)["mean_abs"] > 0.5, "without billboard the actor keeps its own yaw")
 
 

@@ -2,16 +2,6 @@
 extends VatTest
 
 const SOLDIER := "res://generated/soldier.tscn"
-var _body: VertexAnimation
-
-
-func _body_anim() -> VertexAnimation:
-	if _body == null:
-		_body = VertexAnimation.new()
-		_body.source_scene = load(SOLDIER)
-		_body.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
-		_body.bake()
-	return _body
 
 
 func _actors(models: Array[VertexAnimation]) -> AnimatedActorMeshInstance:
@@ -22,7 +12,7 @@ func _actors(models: Array[VertexAnimation]) -> AnimatedActorMeshInstance:
 
 
 func test_immediate_mode_counts() -> void:
-	var a := _actors([_body_anim(), _body_anim()] as Array[VertexAnimation])
+	var a := _actors([soldier_body(), soldier_body()] as Array[VertexAnimation])
 	a.begin()
 	for i in 5:
 		check_eq(a.add_actor(Transform3D(Basis.IDENTITY, Vector3(i, 0, 0)), 1), i, "actor index")
@@ -38,7 +28,7 @@ func test_immediate_mode_counts() -> void:
 
 
 func test_bad_input_is_refused_and_the_rest_kept() -> void:
-	var a := _actors([_body_anim()] as Array[VertexAnimation])
+	var a := _actors([soldier_body()] as Array[VertexAnimation])
 	a.begin()
 	a.add_model(0)
 	check_eq(a.get_model_instance_count(0), 0, "add_model before add_actor is ignored")
@@ -59,7 +49,7 @@ func test_bad_input_is_refused_and_the_rest_kept() -> void:
 
 
 func test_bulk_calls() -> void:
-	var a := _actors([_body_anim()] as Array[VertexAnimation])
+	var a := _actors([soldier_body()] as Array[VertexAnimation])
 	var n := 3000
 	var pos := PackedVector3Array()
 	var yaw := PackedFloat32Array()
@@ -82,7 +72,7 @@ func test_bulk_calls() -> void:
 
 
 func test_model_lists_replace_and_append() -> void:
-	var a := _actors([_body_anim()] as Array[VertexAnimation])
+	var a := _actors([soldier_body()] as Array[VertexAnimation])
 	var pos := PackedVector3Array([Vector3.ZERO, Vector3.ONE, Vector3(2, 0, 0)])
 	a.set_actors(pos, PackedFloat32Array([0.0, 0.0, 0.0]), PackedInt32Array(), PackedFloat32Array())
 	a.set_model_actors(0, PackedInt32Array([0, 1]))
@@ -113,13 +103,13 @@ func test_unbaked_and_mismatched_models() -> void:
 	other.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
 	other.clips = PackedStringArray(["walk", "idle"])
 	check_eq(other.bake(), OK, "two-clip bake")
-	var b := _actors([_body_anim(), other] as Array[VertexAnimation])
+	var b := _actors([soldier_body(), other] as Array[VertexAnimation])
 	check_eq(b.add_actor(Transform3D.IDENTITY), -1, "models with different clip tables are refused")
 
 
 func test_retained_ids_survive_removal() -> void:
 	var m := AnimatedMeshInstance.new()
-	m.animation = _body_anim()
+	m.animation = soldier_body()
 	root.add_child(m)
 	var ids := []
 	for i in 4:
@@ -143,7 +133,7 @@ func test_retained_ids_survive_removal() -> void:
 
 func test_long_play_clock_keeps_precision() -> void:
 	var m := AnimatedMeshInstance.new()
-	m.animation = _body_anim()
+	m.animation = soldier_body()
 	root.add_child(m)
 	m.time = 86400.25
 	check_near(m.time, 86400.25, 1e-9, "clock is f64")
@@ -159,7 +149,7 @@ func test_bulk_transforms_and_bad_input() -> void:
 	var rows := transform_rows(xforms)
 	var none_i := PackedInt32Array()
 	var none_f := PackedFloat32Array()
-	var a := _actors([_body_anim()] as Array[VertexAnimation])
+	var a := _actors([soldier_body()] as Array[VertexAnimation])
 	a.set_actor_transforms(rows, none_i, none_f)
 	check_eq(a.get_actor_count(), 0, "set_actor_transforms without full_transform is refused")
 	a.full_transform = true
@@ -179,7 +169,7 @@ func test_bulk_transforms_and_bad_input() -> void:
 	a.submit()
 
 	var m := AnimatedMeshInstance.new()
-	m.animation = _body_anim()
+	m.animation = soldier_body()
 	root.add_child(m)
 	for i in 3:
 		m.add_instance(Transform3D.IDENTITY)
@@ -199,7 +189,7 @@ func test_bulk_transforms_and_bad_input() -> void:
 
 
 func test_shrinking_the_crowd_drops_stale_model_lists() -> void:
-	var a := _actors([_body_anim(), _body_anim()] as Array[VertexAnimation])
+	var a := _actors([soldier_body(), soldier_body()] as Array[VertexAnimation])
 	var none_i := PackedInt32Array()
 	var none_f := PackedFloat32Array()
 	var three := PackedVector3Array([Vector3.ZERO, Vector3.ONE, Vector3(2, 0, 0)])

@@ -4,9 +4,7 @@
 # checked in tests/render/test_crowd_robust_render.gd).
 extends VatTest
 
-const SOLDIER := "res://generated/soldier.tscn"
 const Errors := preload("res://unit/test_crowd_errors_lib.gd")
-var _body: VertexAnimation
 var _errors: Errors
 
 
@@ -18,15 +16,6 @@ func after_all() -> void:
 	_errors.stop()
 
 
-func _body_anim() -> VertexAnimation:
-	if _body == null:
-		_body = VertexAnimation.new()
-		_body.source_scene = load(SOLDIER)
-		_body.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
-		_body.bake()
-	return _body
-
-
 ## Checks that exactly `n` vat_crowd errors were printed since the last call (when countable).
 func _check_errors(n: int, msg: String) -> void:
 	var got := _errors.count()
@@ -36,7 +25,7 @@ func _check_errors(n: int, msg: String) -> void:
 
 func _retained(count: int) -> AnimatedMeshInstance:
 	var m := AnimatedMeshInstance.new()
-	m.animation = _body_anim()
+	m.animation = soldier_body()
 	root.add_child(m)
 	for i in count:
 		m.add_instance(Transform3D(Basis.IDENTITY, Vector3(i, 0, 0)))
@@ -45,7 +34,7 @@ func _retained(count: int) -> AnimatedMeshInstance:
 
 func test_bad_speeds_and_times_are_refused_with_one_error() -> void:
 	var a := AnimatedActorMeshInstance.new()
-	a.models = [_body_anim()] as Array[VertexAnimation]
+	a.models = [soldier_body()] as Array[VertexAnimation]
 	root.add_child(a)
 	a.begin()
 	_errors.take()
@@ -155,7 +144,7 @@ func test_ids_of_gone_instances_are_refused() -> void:
 func test_untyped_model_arrays_are_taken() -> void:
 	var army: Node = AnimatedActorMeshInstance.new()  # an untyped receiver, as $Army is
 	root.add_child(army)
-	var body := _body_anim()
+	var body := soldier_body()
 	army.models = [body, body]
 	check_eq(army.models.size(), 2, "an untyped array of VertexAnimations is taken")
 	check_eq(army.models.get_typed_class_name(), &"VertexAnimation", "stored typed")
@@ -209,7 +198,7 @@ func test_crowds_beyond_the_index_limit_are_refused() -> void:
 	m.queue_free()
 
 	var a := AnimatedActorMeshInstance.new()
-	a.models = [_body_anim()] as Array[VertexAnimation]
+	a.models = [soldier_body()] as Array[VertexAnimation]
 	a.full_transform = true
 	root.add_child(a)
 	var big := PackedVector3Array()

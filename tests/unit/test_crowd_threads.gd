@@ -7,9 +7,7 @@
 # the call fails with a script error) before the node can refuse: see docs/api.md, Threads.
 extends VatTest
 
-const SOLDIER := "res://generated/soldier.tscn"
 const Errors := preload("res://unit/test_crowd_errors_lib.gd")
-var _body: VertexAnimation
 var _errors: Errors
 
 
@@ -19,15 +17,6 @@ func before_all() -> void:
 
 func after_all() -> void:
 	_errors.stop()
-
-
-func _body_anim() -> VertexAnimation:
-	if _body == null:
-		_body = VertexAnimation.new()
-		_body.source_scene = load(SOLDIER)
-		_body.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
-		_body.bake()
-	return _body
 
 
 ## Runs `task` on a WorkerThreadPool thread and waits for it; returns the errors it printed.
@@ -52,7 +41,7 @@ func _check_refusals(lines: Array[String], calls: int, label: String) -> void:
 
 func test_actor_crowd_calls_from_a_worker_are_refused() -> void:
 	var a := AnimatedActorMeshInstance.new()
-	a.models = [_body_anim()] as Array[VertexAnimation]
+	a.models = [soldier_body()] as Array[VertexAnimation]
 	root.add_child(a)
 	a.begin()
 	a.add_actor(Transform3D.IDENTITY, 0, NAN, 1.0)
@@ -78,7 +67,7 @@ func test_actor_crowd_calls_from_a_worker_are_refused() -> void:
 
 func test_retained_crowd_calls_from_a_worker_are_refused() -> void:
 	var m := AnimatedMeshInstance.new()
-	m.animation = _body_anim()
+	m.animation = soldier_body()
 	root.add_child(m)
 	var id0 := m.add_instance(Transform3D.IDENTITY, 0, Color.WHITE, 0)
 	var out := {}

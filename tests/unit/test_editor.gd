@@ -3,16 +3,6 @@
 extends VatTest
 
 const SOLDIER := "res://generated/soldier.tscn"
-var _body: VertexAnimation
-
-
-func _body_anim() -> VertexAnimation:
-	if _body == null:
-		_body = VertexAnimation.new()
-		_body.source_scene = load(SOLDIER)
-		_body.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
-		_body.bake()
-	return _body
 
 
 func _has_warning(node: Node, part: String) -> bool:
@@ -71,7 +61,7 @@ func test_crowd_clock_runs_outside_the_editor() -> void:
 	# vat_core::clock::clock_runs, unit-tested in Rust).
 	check(not Engine.is_editor_hint(), "tests run outside the editor")
 	var m := AnimatedMeshInstance.new()
-	m.animation = _body_anim()
+	m.animation = soldier_body()
 	root.add_child(m)
 	var t0: float = m.time
 	await frames(3)
@@ -81,7 +71,7 @@ func test_crowd_clock_runs_outside_the_editor() -> void:
 func test_internal_fields_are_saved_but_hidden() -> void:
 	var hidden := ["clip_table", "clip_bounds_table", "baked_precision", "clip_root_velocities"]
 	var seen := {}
-	for p in _body_anim().get_property_list():
+	for p in soldier_body().get_property_list():
 		if p.name in hidden:
 			seen[p.name] = true
 			check(p.usage & PROPERTY_USAGE_STORAGE != 0, "%s is stored" % p.name)
@@ -90,10 +80,10 @@ func test_internal_fields_are_saved_but_hidden() -> void:
 	check_eq(seen.size(), hidden.size(), "every internal field is registered")
 	# Saved and loaded back: the fields still round-trip.
 	var path := "user://editor_internal.res"
-	check_eq(ResourceSaver.save(_body_anim(), path), OK, "save")
+	check_eq(ResourceSaver.save(soldier_body(), path), OK, "save")
 	var back: VertexAnimation = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE)
 	for name in hidden:
-		check_eq(back.get(name), _body_anim().get(name), "%s survives a save and load" % name)
+		check_eq(back.get(name), soldier_body().get(name), "%s survives a save and load" % name)
 	check(back.is_baked(), "the loaded resource is baked")
 	DirAccess.remove_absolute(ProjectSettings.globalize_path(path))
 
@@ -104,7 +94,7 @@ func test_mesh_instance_warnings() -> void:
 	check(_has_warning(m, "No animation"), "no animation: warned")
 	m.animation = VertexAnimation.new()
 	check(_has_warning(m, "is not baked"), "unbaked animation: warned")
-	m.animation = _body_anim()
+	m.animation = soldier_body()
 	check_eq(m.get_configuration_warnings().size(), 0, "baked animation: no warning")
 
 
@@ -112,16 +102,16 @@ func test_actor_warnings() -> void:
 	var a := AnimatedActorMeshInstance.new()
 	root.add_child(a)
 	check(_has_warning(a, "no models are set"), "no models: warned")
-	a.models = [_body_anim(), VertexAnimation.new()] as Array[VertexAnimation]
+	a.models = [soldier_body(), VertexAnimation.new()] as Array[VertexAnimation]
 	check(_has_warning(a, "models[1] (unsaved) is not baked"), "unbaked model: warned")
 	var other := VertexAnimation.new()
 	other.source_scene = load(SOLDIER)
 	other.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
 	other.clips = PackedStringArray(["walk", "idle"])
 	check_eq(other.bake(), OK, "two-clip bake")
-	a.models = [_body_anim(), other] as Array[VertexAnimation]
+	a.models = [soldier_body(), other] as Array[VertexAnimation]
 	check(_has_warning(a, "models[1] (unsaved) has a different clip table than models[0]"), "clip tables differ: warned")
-	a.models = [_body_anim(), _body_anim()] as Array[VertexAnimation]
+	a.models = [soldier_body(), soldier_body()] as Array[VertexAnimation]
 	check_eq(a.get_configuration_warnings().size(), 0, "matching baked models: no warning")
 
 

@@ -15,7 +15,7 @@ use crate::crowd::{
     clip_code, pack_actor, pack_basis, pack_model_instance, record_floats, unpack_actor, yaw_basis,
     ActorState, ACTOR_FLOATS, ACTOR_FLOATS_FULL,
 };
-use crate::error::{Result, VatError};
+use crate::error::{check_len, Result, VatError};
 use crate::half::pack_half2;
 use crate::layout::{BLEND_BIAS, MAX_ACTORS, MAX_CLIPS, MODEL_INSTANCE_BYTES};
 use crate::validate;
@@ -68,18 +68,6 @@ impl Split {
                 .reduce_with(combine)
                 .unwrap_or_else(|| f(0, &mut [])),
         }
-    }
-}
-
-fn check_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
-    if expected == got {
-        Ok(())
-    } else {
-        Err(VatError::BadLength {
-            what,
-            expected,
-            got,
-        })
     }
 }
 

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::bounds::serde_vec3;
 pub use crate::bounds::Bounds;
 use crate::clip::{total_frames, Clip};
-use crate::error::{Result, VatError};
+use crate::error::{check_len, Result, VatError};
 #[cfg(target_arch = "x86_64")]
 use crate::half::F16c;
 use crate::half::{f16_to_f32, f32_to_f16, HalfLanes, SoftHalf};
@@ -216,9 +216,9 @@ pub fn encode(
 fn check_inputs(skinned: &SkinnedFrames, clips: &[Clip], normals: bool) -> Result<VatLayout> {
     check_frame_count(skinned.vertex_count, skinned.frame_count, clips)?;
     let texels = skinned.vertex_count * skinned.frame_count;
-    expect_len("baked positions", texels, skinned.positions.len())?;
+    check_len("baked positions", texels, skinned.positions.len())?;
     if normals {
-        expect_len("baked normals", texels, skinned.normals.len())?;
+        check_len("baked normals", texels, skinned.normals.len())?;
     }
     layout_for(skinned.vertex_count, skinned.frame_count)
 }
@@ -236,23 +236,11 @@ pub(crate) fn check_frame_count(
     if vertex_count == 0 {
         return Err(VatError::NoMeshes);
     }
-    expect_len(
+    check_len(
         "baked frames (sum of clip frame counts)",
         total_frames(clips) as usize,
         frame_count,
     )
-}
-
-fn expect_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
-    if expected == got {
-        Ok(())
-    } else {
-        Err(VatError::BadLength {
-            what,
-            expected,
-            got,
-        })
-    }
 }
 
 /// The layout of `vertex_count * frame_count` texels, or [`VatError::TooLarge`].

@@ -192,6 +192,19 @@ impl fmt::Display for VatError {
 
 impl std::error::Error for VatError {}
 
+/// `Ok` when an array has the length it must have, else [`VatError::BadLength`] naming it.
+pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(VatError::BadLength {
+            what,
+            expected,
+            got,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

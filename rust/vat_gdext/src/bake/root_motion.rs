@@ -125,6 +125,8 @@ pub fn find_root_bone(
             "vat_crowd: the AnimationPlayer's root_motion_track '{track}' is not a bone; looking for the bone that travels instead"
         );
     }
+    // Each skeleton's size, measured once (not per track of every clip).
+    let extents: Vec<f32> = skeletons.iter().map(|s| skeleton_extent(root, s)).collect();
     let mut best: Option<RootBone> = None;
     for (anim, duration) in anims {
         for t in 0..anim.get_track_count() {
@@ -134,17 +136,23 @@ pub fn find_root_bone(
             let Some((skeleton, bone)) = track_bone(player, anim, t) else {
                 continue;
             };
-            if !skeletons.contains(&skeleton) || !carries_most(&skeleton, bone) {
+            let Some(extent) = skeletons
+                .iter()
+                .position(|s| *s == skeleton)
+                .map(|i| extents[i])
+            else {
+                continue;
+            };
+            let earlier = best
+                .as_ref()
+                .is_none_or(|b| b.skeleton == skeleton && bone < b.bone);
+            if !earlier || !carries_most(&skeleton, bone) {
                 continue;
             }
             let candidate = RootBone { skeleton, bone };
             let delta = position_at(anim, t, f64::from(*duration)) - position_at(anim, t, 0.0);
             let delta = candidate.parent_space(root, true).transform_vector3(delta);
-            let extent = skeleton_extent(root, &candidate.skeleton);
-            let earlier = best
-                .as_ref()
-                .is_none_or(|b| b.skeleton == candidate.skeleton && candidate.bone < b.bone);
-            if earlier && motion::travels(delta, extent, TRAVEL_FRACTION) {
+            if motion::travels(delta, extent, TRAVEL_FRACTION) {
                 best = Some(candidate);
             }
         }
