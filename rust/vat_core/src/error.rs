@@ -127,6 +127,13 @@ pub enum VatError {
         /// The length it has.
         got: usize,
     },
+    /// A setting or input that is wrong as a whole (not one entry of an array), with why.
+    InvalidValue {
+        /// What it is, e.g. `"LOD switch distances"`.
+        what: &'static str,
+        /// What is wrong and what would be right.
+        detail: String,
+    },
 }
 
 /// `Result` with [`VatError`].
@@ -186,6 +193,7 @@ impl fmt::Display for VatError {
             BadLength { what, expected, got } => {
                 write!(f, "{what} has {got} entries but {expected} were expected")
             }
+            InvalidValue { what, detail } => write!(f, "{what}: {detail}"),
         }
     }
 }
