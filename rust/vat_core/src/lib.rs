@@ -9,6 +9,7 @@
 //!   normals) and decode them as the shader does.
 //! * [`crowd`]: pack per-actor and per-instance records into data textures.
 //! * [`motion`]: tell a frozen bake from a moving one; root velocity and in-place offsets.
+//! * [`lod_mesh`]: the crowd LOD chain cut by vertex count (weld, simplify, remesh, bind).
 //! * [`lod_distance`]: the LOD formula the bake and the crowd nodes share.
 //! * [`clock`]: keep the shader's f32 time small with an f64 clock that rebases.
 //!
@@ -29,6 +30,7 @@ pub mod error;
 pub mod half;
 pub mod layout;
 pub mod lod_distance;
+pub mod lod_mesh;
 pub mod motion;
 pub mod octahedral;
 pub mod skin;
