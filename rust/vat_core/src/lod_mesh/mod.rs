@@ -10,9 +10,10 @@
 //! source's attributes (UVs, colours, custom channels) and knows nothing of how it was made.
 
 use glam::{Vec2, Vec3};
+use serde::{Deserialize, Serialize};
 
 /// One surface (material slot) of the combined source mesh.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SourceSurface {
     /// Triangles as source-vertex indices, three per triangle.
     pub indices: Vec<u32>,
@@ -22,7 +23,7 @@ pub struct SourceSurface {
 }
 
 /// The character's combined mesh, one vertex per source vertex (the bake's vertex order).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LodSource {
     /// Positions in the character's space, in the reference pose (the first baked frame).
     pub positions: Vec<Vec3>,
