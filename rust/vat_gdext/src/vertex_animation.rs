@@ -1,5 +1,7 @@
 //! `VertexAnimation`: a character to bake (source and settings) and what was baked from it.
 
+mod lod;
+
 use std::time::Instant;
 
 use godot::classes::{
@@ -138,6 +140,17 @@ pub struct VertexAnimation {
     /// column; the first one the source meshes leave free. Shaders read it through `VAT_COLUMN`.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     column_channel: i32,
+    /// Where crowd LOD1 and LOD2 start, in metres, for an actor at scale 1 seen with a 30 degree
+    /// vertical field of view (any image height); later levels follow the same curve. Larger
+    /// actors switch proportionally farther, narrower views farther too
+    /// (`get_lod_switch_distances`).
+    #[export]
+    #[export_group(name = "LOD")]
+    #[init(val = PackedFloat32Array::from(&vat_core::lod_distance::DEFAULT_SWITCH_DISTANCES))]
+    pub(crate) lod_distances: PackedFloat32Array,
+    /// Baked: the meshes of LOD1, LOD2, ... (LOD0 is `mesh`), drawn over the same textures.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    pub(crate) lod_meshes: Array<Gd<ArrayMesh>>,
 
     /// The encoded VAT (sharing the textures' bytes), with the texture ids it was built from.
     cache: Option<(EncodedVat<output::GodotBytes>, [Option<InstanceId>; 2])>,

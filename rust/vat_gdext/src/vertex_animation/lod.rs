@@ -1,0 +1,98 @@
+//! VertexAnimation's levels of detail: the baked LOD meshes and where each level starts.
+
+use godot::classes::ArrayMesh;
+use godot::prelude::*;
+use vat_core::lod_distance::{actor_diameter, screen_constant, LodCurve};
+
+use super::VertexAnimation;
+use crate::convert;
+
+#[godot_api(secondary)]
+impl VertexAnimation {
+    /// Levels of detail this character has: 1 (only `mesh`) until a bake builds LOD meshes.
+    #[func]
+    pub fn get_lod_count(&self) -> i32 {
+        if self.mesh.is_none() {
+            return 0;
+        }
+        1 + self.lod_meshes.len() as i32
+    }
+
+    /// The mesh of level `lod` (0 is `mesh`), or null with an error when there is no such level.
+    #[func]
+    pub fn get_lod_mesh(&self, lod: i32) -> Option<Gd<ArrayMesh>> {
+        let count = self.get_lod_count();
+        if lod < 0 || lod >= count {
+            godot_error!(
+                "vat_crowd: {}: LOD {lod} does not exist; valid levels are 0 to {}",
+                self.name_for_messages(),
+                count - 1
+            );
+            return None;
+        }
+        if lod == 0 {
+            self.mesh.clone()
+        } else {
+            self.lod_meshes.get(lod as usize - 1)
+        }
+    }
+
+    /// The distances in metres at which LOD1, LOD2, ... start for an actor at scale 1, for a camera
+    /// with vertical field of view `fov_degrees` drawing an image `image_height` pixels high (the
+    /// height does not change them: the LOD threshold scales with it). One entry per level past
+    /// LOD0 that this character has; empty when it is not baked or the settings are invalid.
+    #[func]
+    pub fn get_lod_switch_distances(
+        &self,
+        fov_degrees: f64,
+        image_height: i32,
+    ) -> PackedFloat32Array {
+        let Some(curve) = self.lod_curve() else {
+            return PackedFloat32Array::new();
+        };
+        if image_height <= 0 {
+            godot_error!("vat_crowd: image height {image_height} must be positive");
+            return PackedFloat32Array::new();
+        }
+        let c = screen_constant((fov_degrees as f32).to_radians());
+        if c <= 0.0 {
+            godot_error!(
+                "vat_crowd: field of view {fov_degrees} degrees must lie between 0 and 180"
+            );
+            return PackedFloat32Array::new();
+        }
+        let d = self.lod_diameter();
+        (1..self.get_lod_count())
+            .map(|level| curve.switch_distance(level as f32, d, c))
+            .collect()
+    }
+}
+
+impl VertexAnimation {
+    /// The LOD formula's `D` for this character at scale 1 (from its baked bounds).
+    pub fn lod_diameter(&self) -> f32 {
+        actor_diameter(&convert::bounds(self.bounds), 1.0)
+    }
+
+    /// The LOD curve calibrated from `lod_distances` and the baked bounds; `None` (with one
+    /// error) when those settings are invalid, and `None` silently when nothing is baked.
+    pub fn lod_curve(&self) -> Option<LodCurve> {
+        self.mesh.as_ref()?;
+        let d = self.lod_distances.as_slice();
+        let switch = [
+            d.first().copied().unwrap_or(f32::NAN),
+            d.get(1).copied().unwrap_or(f32::NAN),
+        ];
+        match LodCurve::calibrate(self.lod_diameter(), switch) {
+            Ok(curve) => Some(curve),
+            Err(e) => {
+                let message = format!("{}: lod_distances: {e}", self.name_for_messages());
+                if *self.reported.borrow() != message {
+                    godot_error!("vat_crowd: {message}");
+                    *self.reported.borrow_mut() = message;
+                }
+                None
+            }
+        }
+    }
+}
