@@ -177,6 +177,56 @@ fn checked(session: &Session, what: &str, args: Vec<String>) -> Result<()> {
     }
 }
 
+/// The editor session of tests/editor/editor_check.gd in the installed project, under the real
+/// renderer: bake through the inspector button, save, select every class, save and reopen a
+/// scene. Fails on any error, warning or panic in the log.
+fn editor_check(project: &Path) -> Result<()> {
+    let root = repo_root();
+    let (dir, characters) = crate::test_godot::shared_characters(&root);
+    // The smallest character keeps the bake short; the check is about the editor.
+    let character = characters
+        .iter()
+        .min_by_key(|p| fs::metadata(p).map_or(u64::MAX, |m| m.len()))
+        .ok_or_else(|| {
+            format!(
+                "no character (.glb) in {} for the editor check",
+                dir.map_or("../shared/assets".into(), |d| d.display().to_string())
+            )
+        })?;
+    fs::copy(character, project.join("character.glb"))?;
+    let plugin = project.join("addons/vat_crowd_check");
+    mkdirs(&plugin)?;
+    for f in ["editor_check.gd", "plugin.cfg"] {
+        fs::copy(root.join("tests/editor").join(f), plugin.join(f))?;
+    }
+    fs::write(
+        project.join("project.godot"),
+        format!(
+            "{PROJECT}\n[editor_plugins]\n\nenabled=PackedStringArray(\"res://{ADDON}/plugin.cfg\", \
+             \"res://addons/vat_crowd_check/plugin.cfg\")\n"
+        ),
+    )?;
+    let session = Session::render()?;
+    let args = vec![
+        "--editor".into(),
+        "--path".into(),
+        project.display().to_string(),
+        "--".into(),
+        "--vat-editor-check".into(),
+    ];
+    let out = session.run(&args, Duration::from_secs(400))?;
+    let mut found = problems(&out, true);
+    found.extend(noise(&out.lines));
+    if !out.lines.iter().any(|l| l.contains("EDITOR CHECK: passed")) {
+        found.push("the editor check did not report \"EDITOR CHECK: passed\"".into());
+    }
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("editor check: {}", found.join("; ")).into())
+    }
+}
+
 /// Packages the addon, unzips it into an empty project, enables the plugin, opens the editor
 /// (headless, fresh: no `.godot/` yet) and runs a game-time check; any error or warning fails.
 pub fn install_check(session: &Session) -> Tally {
@@ -238,11 +288,14 @@ pub fn install_check(session: &Session) -> Tally {
             script("check.gd"),
         ];
         checked(session, "game-time check", game)?;
-        Ok(())
+        editor_check(&project)
     })();
     match result {
         Ok(()) => {
-            println!("PASS package: installs from the zip with no error or warning");
+            println!(
+                "PASS package: installs from the zip, opens, bakes, inspects and saves in the \
+                 editor with no error or warning"
+            );
             Tally::one(true)
         }
         Err(e) => {
