@@ -70,13 +70,6 @@ impl DataTexture {
         true
     }
 
-    /// The bytes, to write in place (no copy: nothing else holds them between uploads); the next
-    /// upload sends them.
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        self.changed = true;
-        self.bytes.as_mut_slice()
-    }
-
     /// The bytes for a writer that tells whether it changed them: call
     /// [`DataTexture::mark_changed`] if it did, else the next upload is skipped.
     pub fn bytes_mut_untracked(&mut self) -> &mut [u8] {
@@ -94,6 +87,18 @@ impl DataTexture {
         let bytes = self.bytes.as_mut_slice();
         // SAFETY: every bit pattern is a valid f32; align_to_mut returns only the aligned middle.
         let (head, floats, _) = unsafe { bytes.align_to_mut::<f32>() };
+        assert!(
+            head.is_empty(),
+            "Godot allocates packed arrays 4-byte aligned"
+        );
+        floats
+    }
+
+    /// The bytes viewed as f32 (for RGBAF textures), to read.
+    pub fn floats(&self) -> &[f32] {
+        let bytes = self.bytes.as_slice();
+        // SAFETY: every bit pattern is a valid f32; align_to returns only the aligned middle.
+        let (head, floats, _) = unsafe { bytes.align_to::<f32>() };
         assert!(
             head.is_empty(),
             "Godot allocates packed arrays 4-byte aligned"
