@@ -137,3 +137,21 @@ func test_bad_frame_properties_are_refused() -> void:
 	crowd.culling_camera = NodePath("")
 	await frames(2)
 	check_eq(crowd.get_lod_counts(), PackedInt32Array([1]), "the viewport camera culls again")
+
+
+func test_bad_custom_data_is_refused_and_changes_nothing() -> void:
+	var crowd := AnimatedActorMeshInstance.new()
+	crowd.models = [soldier_body()] as Array[VertexAnimation]
+	root.add_child(crowd)
+	crowd.begin()
+	check_eq(crowd.add_actor(Transform3D.IDENTITY, 0, 0.0, 1.0, Color(1, 0, 0, 1)), 0, "an actor with custom data")
+	check_eq(crowd.add_actor(Transform3D.IDENTITY, 0, 0.0, 1.0, Color(NAN, 0, 0, 1)), -1, "a NAN custom value is refused")
+	check_eq(crowd.get_actor_count(), 1, "and no actor added")
+	crowd.add_actor(Transform3D.IDENTITY)
+	crowd.set_actor_custom(PackedInt32Array([0, 1]), PackedColorArray([Color.RED]))
+	crowd.set_actor_custom(PackedInt32Array([0, 2]), PackedColorArray([Color.RED, Color.BLUE]))
+	crowd.set_actor_custom(PackedInt32Array([-1]), PackedColorArray([Color.RED]))
+	crowd.set_actor_custom(PackedInt32Array([1]), PackedColorArray([Color(0, INF, 0)]))
+	crowd.set_actor_custom(PackedInt32Array([1, 0]), PackedColorArray([Color.BLUE, Color.GREEN]))
+	crowd.submit()
+	check_eq(crowd.get_actor_count(), 2, "two actors")

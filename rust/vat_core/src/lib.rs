@@ -25,6 +25,7 @@ pub mod clip;
 pub mod clock;
 pub mod crowd;
 pub mod crowd_bulk;
+pub mod crowd_custom;
 pub mod crowd_frame;
 pub mod encode;
 pub mod error;

@@ -11,8 +11,8 @@ use vat_core::crowd::{self, ActorState, LookTable};
 use vat_core::validate;
 
 use crate::convert;
-use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
 use crate::crowd::frame_api::accessors;
+use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
 use crate::crowd::guard::main_thread_only;
 use crate::crowd::looks::PlacedBounds;
 use crate::editor;
@@ -284,7 +284,8 @@ impl AnimatedActorMeshInstance {
     #[func]
     fn set_max_lod(&mut self, level: i32) {
         main_thread_only!("AnimatedActorMeshInstance", "set_max_lod");
-        self.max_lod = accessors::level("AnimatedActorMeshInstance", "max_lod", level, self.max_lod);
+        self.max_lod =
+            accessors::level("AnimatedActorMeshInstance", "max_lod", level, self.max_lod);
     }
 
     /// The level every actor draws whatever its distance (-1: off).
@@ -298,7 +299,12 @@ impl AnimatedActorMeshInstance {
     #[func]
     fn set_force_lod(&mut self, level: i32) {
         main_thread_only!("AnimatedActorMeshInstance", "set_force_lod");
-        self.force_lod = accessors::level("AnimatedActorMeshInstance", "force_lod", level, self.force_lod);
+        self.force_lod = accessors::level(
+            "AnimatedActorMeshInstance",
+            "force_lod",
+            level,
+            self.force_lod,
+        );
     }
 
     /// The level shadows are drawn from (-1: off, each level casts its own).
@@ -312,7 +318,12 @@ impl AnimatedActorMeshInstance {
     #[func]
     fn set_shadow_lod(&mut self, level: i32) {
         main_thread_only!("AnimatedActorMeshInstance", "set_shadow_lod");
-        self.shadow_lod = accessors::level("AnimatedActorMeshInstance", "shadow_lod", level, self.shadow_lod);
+        self.shadow_lod = accessors::level(
+            "AnimatedActorMeshInstance",
+            "shadow_lod",
+            level,
+            self.shadow_lod,
+        );
     }
 
     /// Whether actors store their whole 3x4 transform.
@@ -392,10 +403,11 @@ impl AnimatedActorMeshInstance {
 
     /// Adds an actor at `transform` (the whole transform with `full_transform`, else its position,
     /// yaw about +Y and uniform scale) playing
-    /// `clip` since `start_time` (crowd seconds; NAN means now) at `speed`. Returns its index for
+    /// `clip` since `start_time` (crowd seconds; NAN means now) at `speed`, with `custom` as its
+    /// custom data (`inst.custom` in shaders). Returns its index for
     /// this frame, or -1 with an error if the transform is not finite, the clip is out of range,
     /// the speed is not finite or beyond +-65504 (an actor stores it as an f16), the start time is
-    /// not finite or beyond +-2^32 s, or the crowd is full.
+    /// not finite or beyond +-2^32 s, `custom` is not finite, or the crowd is full.
     #[func]
     fn add_actor(
         &mut self,
@@ -403,6 +415,7 @@ impl AnimatedActorMeshInstance {
         #[opt(default = 0)] clip: i32,
         #[opt(default = f64::NAN)] start_time: f64,
         #[opt(default = 1.0)] speed: f64,
+        #[opt(default = Color::from_rgba(0.0, 0.0, 0.0, 0.0))] custom: Color,
     ) -> i32 {
         main_thread_only!("AnimatedActorMeshInstance", "add_actor", -1);
         if !self.ensure_gpu() {
@@ -431,6 +444,11 @@ impl AnimatedActorMeshInstance {
                 return -1;
             }
         };
+        let custom = convert::rgba(custom);
+        if !custom.iter().all(|c| c.is_finite()) {
+            godot_error!("vat_crowd: add_actor: custom {custom:?} is not finite; actor skipped");
+            return -1;
+        }
         if !self.actor_room(self.actor_count + 1, "add_actor") {
             return -1;
         }
@@ -451,6 +469,19 @@ impl AnimatedActorMeshInstance {
         gpu.actors.reserve(index + 1);
         let rec = &mut gpu.actors.floats_mut()[index * stride..(index + 1) * stride];
         crowd::pack_actor_record(&state, cols, rec);
+        // Custom data costs nothing until some actor has some.
+        if gpu.custom.is_some() || custom != [0.0; 4] {
+            let texture = gpu.custom_mut(index + 1);
+            let written = vat_core::crowd_custom::write_custom_bulk(
+                texture.floats_mut_untracked(),
+                &[index as i32],
+                &[custom],
+                index + 1,
+            );
+            if written.unwrap_or(true) {
+                texture.mark_changed();
+            }
+        }
         self.placed.add_actor(position, scale, cols);
         self.actor_count += 1;
         index as i32

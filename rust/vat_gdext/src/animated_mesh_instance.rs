@@ -11,8 +11,8 @@ use vat_core::validate;
 
 use crate::animated_actor_mesh_instance::shadow_setting;
 use crate::convert;
-use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
 use crate::crowd::frame_api::accessors;
+use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
 use crate::crowd::guard::main_thread_only;
 use crate::crowd::retained::{Instance, RetainedPacker};
 use crate::editor;
@@ -246,7 +246,8 @@ impl AnimatedMeshInstance {
     #[func]
     fn set_force_lod(&mut self, level: i32) {
         main_thread_only!("AnimatedMeshInstance", "set_force_lod");
-        self.force_lod = accessors::level("AnimatedMeshInstance", "force_lod", level, self.force_lod);
+        self.force_lod =
+            accessors::level("AnimatedMeshInstance", "force_lod", level, self.force_lod);
     }
 
     /// The level shadows are drawn from (-1: off, each level casts its own).
@@ -260,7 +261,8 @@ impl AnimatedMeshInstance {
     #[func]
     fn set_shadow_lod(&mut self, level: i32) {
         main_thread_only!("AnimatedMeshInstance", "set_shadow_lod");
-        self.shadow_lod = accessors::level("AnimatedMeshInstance", "shadow_lod", level, self.shadow_lod);
+        self.shadow_lod =
+            accessors::level("AnimatedMeshInstance", "shadow_lod", level, self.shadow_lod);
     }
 
     /// Whether instances store their whole 3x4 transform.

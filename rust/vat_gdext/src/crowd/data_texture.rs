@@ -84,6 +84,12 @@ impl DataTexture {
     /// The bytes viewed as f32 (for RGBAF textures); the next upload sends them.
     pub fn floats_mut(&mut self) -> &mut [f32] {
         self.changed = true;
+        self.floats_mut_untracked()
+    }
+
+    /// The bytes viewed as f32, for a writer that tells whether it changed them (see
+    /// [`DataTexture::bytes_mut_untracked`]).
+    pub fn floats_mut_untracked(&mut self) -> &mut [f32] {
         let bytes = self.bytes.as_mut_slice();
         // SAFETY: every bit pattern is a valid f32; align_to_mut returns only the aligned middle.
         let (head, floats, _) = unsafe { bytes.align_to_mut::<f32>() };

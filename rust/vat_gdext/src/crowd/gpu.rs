@@ -157,6 +157,8 @@ pub struct CrowdGpu {
     /// The renderer's largest texture side ([`renderer_max_texture_size`]), which with
     /// `vat_core::crowd::item_limit` bounds how many actors and instances the crowd may hold.
     pub max_texture_size: u32,
+    /// Per-actor custom data (RGBA32F, one texel per actor), made on first use.
+    pub custom: Option<DataTexture>,
     frame: CrowdFrame,
     shape: CrowdShape,
     /// What the lists were last built from (view, settings without the time).
@@ -202,6 +204,7 @@ impl CrowdGpu {
             models,
             billboard: None,
             max_texture_size,
+            custom: None,
             frame: CrowdFrame::new(),
             shape: crowd_shape(animations),
             last_run: None,
@@ -230,6 +233,17 @@ impl CrowdGpu {
         }
         self.set_time(shader_time, interpolate);
         self.last_run = None;
+        let custom_tex = self.custom.as_mut().and_then(|c| {
+            // Every actor the shader may read has a texel (0 until set).
+            c.reserve(request.actors);
+            c.upload()
+        });
+        if let Some(t) = custom_tex {
+            for m in self.materials_mut() {
+                m.set_shader_parameter("vat_custom", &t.to_variant());
+                m.set_shader_parameter("vat_has_custom", &true.to_variant());
+            }
+        }
         let actors_tex = self.actors.upload();
         self.run_frame(request, actors_tex.as_ref());
     }
@@ -243,9 +257,7 @@ impl CrowdGpu {
     fn run_frame(&mut self, request: &FrameRequest, actors_tex: Option<&Gd<ImageTexture>>) {
         self.apply(&request.props, request.cast);
         let casts = request.cast != ShadowCastingSetting::OFF;
-        let settings = request
-            .props
-            .settings(casts, request.billboard, self.time);
+        let settings = request.props.settings(casts, request.billboard, self.time);
         let key = (
             request.view.clone(),
             FrameSettings {
@@ -260,7 +272,11 @@ impl CrowdGpu {
         let n = request.actors.min(floats.len() / request.stride.max(1));
         let records = &floats[..n * request.stride];
         let actors = Actors::interleaved(records, request.stride, n);
-        let lists: Vec<&[u32]> = self.models.iter().map(|m| m.indices.texels(m.count)).collect();
+        let lists: Vec<&[u32]> = self
+            .models
+            .iter()
+            .map(|m| m.indices.texels(m.count))
+            .collect();
         let (frame, shape, view) = (&mut self.frame, &self.shape, key.0.as_ref());
         crate::workers::install(|| frame.run(&actors, &lists, shape, view, &settings));
         self.last_run = Some(key);
@@ -279,6 +295,16 @@ impl CrowdGpu {
                 slot.submit(model.aabb, actors_tex, looks.as_ref());
             }
         }
+    }
+
+    /// The custom data texture, made (all zero) on first use, with room for `actors` actors.
+    pub fn custom_mut(&mut self, actors: usize) -> &mut DataTexture {
+        let max = self.max_texture_size;
+        let texture = self
+            .custom
+            .get_or_insert_with(|| DataTexture::new(Format::RGBAF, 16, 1, 0, max));
+        texture.reserve(actors);
+        texture
     }
 
     /// Actors drawn in the view per level by the last frame.

@@ -5,7 +5,9 @@ use godot::classes::geometry_instance_3d::ShadowCastingSetting;
 use godot::classes::image::Format;
 use godot::classes::multi_mesh::{PhysicsInterpolationQuality, TransformFormat};
 use godot::classes::node::{InternalMode, PhysicsInterpolationMode};
-use godot::classes::{ArrayMesh, ImageTexture, MultiMesh, MultiMeshInstance3D, Node3D, ShaderMaterial};
+use godot::classes::{
+    ArrayMesh, ImageTexture, MultiMesh, MultiMeshInstance3D, Node3D, ShaderMaterial,
+};
 use godot::prelude::*;
 
 use super::data_texture::DataTexture;

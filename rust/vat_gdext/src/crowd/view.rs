@@ -128,7 +128,8 @@ pub fn view_of(node: &Gd<Node3D>, camera: &Gd<Camera3D>, shadows: bool) -> View 
                     continue;
                 }
                 let travel = -convert::vec3(light.get_global_basis().col_c());
-                let distance = light.get_param(godot::classes::light_3d::Param::SHADOW_MAX_DISTANCE);
+                let distance =
+                    light.get_param(godot::classes::light_3d::Param::SHADOW_MAX_DISTANCE);
                 shadow_sweeps.push(linear * travel.normalize_or_zero() * distance);
             }
         }
@@ -181,7 +182,11 @@ impl FrameProps {
         FrameSettings {
             culling: self.culling,
             lod_bias: self.lod_bias,
-            max_lod: if self.max_lod < 0 { u8::MAX } else { level(self.max_lod) },
+            max_lod: if self.max_lod < 0 {
+                u8::MAX
+            } else {
+                level(self.max_lod)
+            },
             force_lod: (self.force_lod >= 0).then(|| level(self.force_lod)),
             shadow_lod: (self.shadow_lod >= 0).then(|| level(self.shadow_lod)),
             cast_shadows,
