@@ -27,6 +27,7 @@ pub mod crowd;
 pub mod crowd_bulk;
 pub mod crowd_custom;
 pub mod crowd_frame;
+pub mod crowd_split;
 pub mod encode;
 pub mod error;
 pub mod half;

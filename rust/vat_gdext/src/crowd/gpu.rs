@@ -18,10 +18,11 @@ use godot::classes::{
 use godot::prelude::*;
 use vat_core::crowd::{record_texels, LookTable};
 use vat_core::crowd_frame::{Actors, CrowdFrame, CrowdShape, FrameSettings, View, MAX_LEVELS};
+use vat_core::crowd_split::{placement_floats, split_records, STATE_FLOATS};
 use vat_core::encode::Bounds;
 use vat_core::layout::MAX_LOOKS;
 
-use super::data_texture::DataTexture;
+use super::data_texture::{DataTexture, RecordStore};
 use super::material;
 use super::slot::{Slot, LOD_COLORS};
 use super::view::FrameProps;
@@ -148,8 +149,12 @@ pub struct FrameRequest {
 
 /// All GPU objects of a crowd.
 pub struct CrowdGpu {
-    /// Actor records, 8 f32 each.
-    pub actors: DataTexture,
+    /// Actor records (8 f32 each, 16 with full transforms), on the CPU.
+    pub actors: RecordStore,
+    /// The records' placements, uploaded when one moved.
+    placements: DataTexture,
+    /// The records' animation states, uploaded when one changed.
+    states: DataTexture,
     /// One per model.
     pub models: Vec<ModelGpu>,
     /// The camera the materials' billboard points at (None: billboard off, the shader default).
@@ -194,13 +199,15 @@ impl CrowdGpu {
             models.push(model);
         }
         let mut gpu = Self {
-            actors: DataTexture::new(
+            actors: RecordStore::new(record_texels(full_transform) as usize),
+            placements: DataTexture::new(
                 Format::RGBAF,
                 16,
-                record_texels(full_transform) as usize,
+                placement_floats(full_transform) / 4,
                 0,
                 max_texture_size,
             ),
+            states: DataTexture::new(Format::RGBAF, 16, STATE_FLOATS / 4, 0, max_texture_size),
             models,
             billboard: None,
             max_texture_size,
@@ -233,28 +240,69 @@ impl CrowdGpu {
         }
         self.set_time(shader_time, interpolate);
         self.last_run = None;
-        let custom_tex = self.custom.as_mut().and_then(|c| {
-            // Every actor the shader may read has a texel (0 until set).
-            c.reserve(request.actors);
-            c.upload()
-        });
-        if let Some(t) = custom_tex {
-            for m in self.materials_mut() {
-                m.set_shader_parameter("vat_custom", &t.to_variant());
-                m.set_shader_parameter("vat_has_custom", &true.to_variant());
+        self.upload_records(request, true);
+        self.run_frame(request, true);
+    }
+
+    /// Splits the records into the placement and state textures (comparing as it writes) if they
+    /// were written since the last split, uploads the textures that changed, and binds new
+    /// texture objects (after growth) to every material.
+    fn upload_records(&mut self, request: &FrameRequest, custom: bool) {
+        let n = request
+            .actors
+            .min(self.actors.floats().len() / request.stride.max(1));
+        let mut fresh: Vec<(&str, Gd<ImageTexture>)> = Vec::new();
+        if self.actors.take_dirty() {
+            self.placements.reserve(n);
+            self.states.reserve(n);
+            let records = self.actors.floats();
+            let placements = self.placements.floats_mut_untracked();
+            let states = self.states.floats_mut_untracked();
+            let stride = request.stride;
+            let changes =
+                crate::workers::install(|| split_records(records, stride, n, placements, states));
+            if changes.placements {
+                self.placements.mark_changed();
+            }
+            if changes.states {
+                self.states.mark_changed();
             }
         }
-        let actors_tex = self.actors.upload();
-        self.run_frame(request, actors_tex.as_ref());
+        if let Some(t) = self.placements.upload() {
+            fresh.push(("vat_placements", t));
+        }
+        if let Some(t) = self.states.upload() {
+            fresh.push(("vat_states", t));
+        }
+        if custom {
+            if let Some(c) = &mut self.custom {
+                // Every actor the shader may read has a texel (0 until set).
+                c.reserve(n);
+                if let Some(t) = c.upload() {
+                    fresh.push(("vat_custom", t));
+                }
+            }
+        }
+        for (name, t) in fresh {
+            let has_custom = name == "vat_custom";
+            for m in self.materials_mut() {
+                m.set_shader_parameter(name, &t.to_variant());
+                if has_custom {
+                    m.set_shader_parameter("vat_has_custom", &true.to_variant());
+                }
+            }
+        }
     }
 
     /// Runs the crowd frame again if the view or the settings changed since it last ran (the
     /// camera or the node moved, a property changed), and uploads the lists that changed.
     pub fn refresh(&mut self, request: &FrameRequest) {
-        self.run_frame(request, None);
+        // A clock rebase rewrites start times between submits.
+        self.upload_records(request, false);
+        self.run_frame(request, false);
     }
 
-    fn run_frame(&mut self, request: &FrameRequest, actors_tex: Option<&Gd<ImageTexture>>) {
+    fn run_frame(&mut self, request: &FrameRequest, data_changed: bool) {
         self.apply(&request.props, request.cast);
         let casts = request.cast != ShadowCastingSetting::OFF;
         let settings = request.props.settings(casts, request.billboard, self.time);
@@ -265,7 +313,7 @@ impl CrowdGpu {
                 ..settings
             },
         );
-        if actors_tex.is_none() && self.last_run.as_ref() == Some(&key) {
+        if !data_changed && self.last_run.as_ref() == Some(&key) {
             return;
         }
         let floats = self.actors.floats();
@@ -292,7 +340,7 @@ impl CrowdGpu {
                 };
                 debug_assert!(level < levels);
                 slot.write(list);
-                slot.submit(model.aabb, actors_tex, looks.as_ref());
+                slot.submit(model.aabb, looks.as_ref());
             }
         }
     }

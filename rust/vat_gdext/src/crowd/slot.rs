@@ -110,13 +110,8 @@ impl Slot {
     }
 
     /// Uploads the list if it changed, grows the MultiMesh, sets the visible count and the
-    /// culling box, and binds textures that are new objects (`actors`, `looks`).
-    pub fn submit(
-        &mut self,
-        aabb: Aabb,
-        actors: Option<&Gd<ImageTexture>>,
-        looks: Option<&Gd<ImageTexture>>,
-    ) {
+    /// culling box, and binds textures that are new objects (its list, `looks`).
+    pub fn submit(&mut self, aabb: Aabb, looks: Option<&Gd<ImageTexture>>) {
         let indices = self.indices.upload();
         let count = self.count;
         if count > self.mm_capacity {
@@ -147,9 +142,6 @@ impl Slot {
             self.instance.set_visible(visible);
         }
         for m in self.materials.iter_mut() {
-            if let Some(t) = actors {
-                m.set_shader_parameter("vat_actors", &t.to_variant());
-            }
             if let Some(t) = &indices {
                 m.set_shader_parameter("vat_models", &t.to_variant());
             }
