@@ -174,6 +174,25 @@ impl<'a> Actors<'a> {
         }
     }
 
+    /// Actor `i`'s scale as the LOD formula takes it: its uniform scale, or its basis' longest
+    /// column.
+    fn size(&self, i: usize) -> Option<f32> {
+        match self.basis_at {
+            Some(at) => {
+                let p = i * self.placement_stride;
+                let t = self.placements.get(p + at..p + at + 8)?;
+                let zz = *self.placements.get(p + 3)?;
+                let cols = [
+                    Vec3::new(t[0], t[1], t[2]),
+                    Vec3::new(t[3], t[4], t[5]),
+                    Vec3::new(t[6], t[7], zz),
+                ];
+                Some(cols.iter().map(|c| c.length()).fold(0.0, f32::max))
+            }
+            None => Some(unpack_half2(*self.states.get(i * self.state_stride + 2)?).1),
+        }
+    }
+
     /// The placed box (centre, half extents) of character-space bounds `b` on actor `i`, for
     /// any yaw when `any_yaw`. Returns `None` when the record is missing or not finite.
     fn placed_box(&self, i: usize, b: &Bounds, any_yaw: bool) -> Option<(Vec3, Vec3, f32)> {
@@ -430,23 +449,30 @@ impl Classifier<'_> {
         let Some(view) = self.view else {
             return s.force_lod.unwrap_or(0).min(self.top);
         };
-        let Some(bounds) = actor_bounds(self.actors, i, self.shape, s.time) else {
-            return CULLED;
-        };
-        let Some((c, e, size)) = self.actors.placed_box(i, &bounds, s.any_yaw) else {
-            return CULLED;
-        };
         let mut flag = 0;
-        if s.culling && outside(&view.planes, c, e, Vec3::ZERO) {
-            let casts = s.cast_shadows
-                && view
-                    .shadow_sweeps
-                    .iter()
-                    .any(|&sweep| !outside(&view.planes, c, e, sweep));
-            if !casts {
+        let mut size = 1.0;
+        if s.culling {
+            let Some(bounds) = actor_bounds(self.actors, i, self.shape, s.time) else {
                 return CULLED;
+            };
+            let Some((c, e, placed_size)) = self.actors.placed_box(i, &bounds, s.any_yaw) else {
+                return CULLED;
+            };
+            size = placed_size;
+            if outside(&view.planes, c, e, Vec3::ZERO) {
+                let casts = s.cast_shadows
+                    && view
+                        .shadow_sweeps
+                        .iter()
+                        .any(|&sweep| !outside(&view.planes, c, e, sweep));
+                if !casts {
+                    return CULLED;
+                }
+                flag = SHADOW_ONLY;
             }
-            flag = SHADOW_ONLY;
+        } else if self.shape.lod.is_some() && s.force_lod.is_none() {
+            // Not culled: only the scale is needed, for the level.
+            size = self.actors.size(i).unwrap_or(1.0);
         }
         let level = match (s.force_lod, self.shape.lod) {
             (Some(forced), _) => forced.min(self.top),

@@ -10,7 +10,6 @@ use vat_core::layout::DATA_TEXTURE_WIDTH;
 /// [`DataTexture::reserve`]).
 pub struct DataTexture {
     format: Format,
-    bytes_per_item: usize,
     texels_per_item: usize,
     bytes_per_texel: usize,
     capacity: usize,
@@ -36,7 +35,6 @@ impl DataTexture {
     ) -> Self {
         let mut t = Self {
             format,
-            bytes_per_item: bytes_per_texel * texels_per_item,
             texels_per_item,
             bytes_per_texel,
             capacity: 0,
