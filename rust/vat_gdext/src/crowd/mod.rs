@@ -15,6 +15,7 @@ pub mod gpu;
 pub mod guard;
 pub mod looks;
 pub mod material;
+pub mod model_data;
 pub mod retained;
 pub mod slot;
 pub mod view;
