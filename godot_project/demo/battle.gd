@@ -6,7 +6,9 @@
 ##   share one actor record; the block marches by moving its node, so its actor data does not change;
 ## - clips and start times are written only on state changes (a block halts, fights; a soldier falls), and
 ##   only a changed block calls set_actors() + set_model_actors() + submit();
-## - a block is also the unit of culling: blocks outside the view or the shadow range cost the GPU nothing.
+## - each crowd node culls its soldiers one by one against the camera (those whose shadows reach the view still
+##   cast them) and draws each at the level of detail its distance calls for (AnimatedActorMeshInstance's
+##   `culling` and LOD properties, on by default), every frame the camera or the block moves.
 extends Node3D
 
 const Models := preload("res://demo/soldier_models.gd")
@@ -122,6 +124,26 @@ func get_model_instance_count() -> int:
 	for b in _blocks:
 		for m in Models.MODEL_NODES.size():
 			n += b.node.get_model_instance_count(m)
+	return n
+
+
+## Actors drawn per level of detail in the last frame, over every block (culled ones not counted).
+func get_lod_counts() -> PackedInt32Array:
+	var out := PackedInt32Array()
+	for b in _blocks:
+		var counts: PackedInt32Array = b.node.get_lod_counts()
+		if out.size() < counts.size():
+			out.resize(counts.size())
+		for i in counts.size():
+			out[i] += counts[i]
+	return out
+
+
+## Vertices the crowds drew in the view in the last frame (shadow passes not counted).
+func get_drawn_vertex_count() -> int:
+	var n := 0
+	for b in _blocks:
+		n += b.node.get_drawn_vertex_count()
 	return n
 
 

@@ -13,7 +13,8 @@
 ##   --view NAME        starting camera: front (default, over the middle of the front), overview,
 ##                      closeup (a few metres from where the fronts meet)
 ##   --no-shadows       the sun casts no shadows
-## Prints `DEMO fps=.. actors=.. models=.. submit_ms=.. frame_ms=..` every second and at the end.
+## Prints `DEMO fps=.. actors=.. models=.. drawn_lods=.. vertices=.. submit_ms=.. frame_ms=..` every second and
+## at the end (drawn_lods: actors drawn per level of detail after culling; vertices: drawn in the view).
 extends Node3D
 
 const SOLDIER_SCENE := "res://demo/character/generated/soldier.tscn"
@@ -174,9 +175,9 @@ func _close_window(now: int) -> void:
 
 
 func _stats_line() -> String:
-	return "DEMO fps=%.1f actors=%d models=%d submit_ms=%.3f frame_ms=%.1f logic_ms=%.3f frame=%d time=%.1f dead=%d" % [
-		_fps, _battle.get_actor_count(), _battle.get_model_instance_count(), _submit_ms, _frame_ms, _logic_ms,
-		_frame, _battle.time, _battle.dead]
+	return "DEMO fps=%.1f actors=%d models=%d drawn_lods=%s vertices=%d submit_ms=%.3f frame_ms=%.1f logic_ms=%.3f frame=%d time=%.1f dead=%d" % [
+		_fps, _battle.get_actor_count(), _battle.get_model_instance_count(), _battle.get_lod_counts(),
+		_battle.get_drawn_vertex_count(), _submit_ms, _frame_ms, _logic_ms, _frame, _battle.time, _battle.dead]
 
 
 func _print_stats() -> void:
@@ -184,10 +185,18 @@ func _print_stats() -> void:
 
 
 func _update_label() -> void:
+	var lods: PackedInt32Array = _battle.get_lod_counts()
+	var drawn := 0
+	var per_lod := PackedStringArray()
+	for i in lods.size():
+		drawn += lods[i]
+		per_lod.append("LOD%d %d" % [i, lods[i]])
 	_label.text = ("FPS %.1f   frame %.1f ms\nactors %d   models %d   crowd nodes %d\n"
+		+ "drawn %d actors (%s), %.2fM vertices\n"
 		+ "submit %.3f ms CPU (battle logic %.3f ms)\nbattle %.0f s, fallen %d\n"
 		+ "WASD/arrows pan, wheel zoom, right-drag orbit, Q/E rotate") % [
 		_fps, _frame_ms, _battle.get_actor_count(), _battle.get_model_instance_count(), _battle.get_node_count(),
+		drawn, ", ".join(per_lod), _battle.get_drawn_vertex_count() / 1e6,
 		_submit_ms, _logic_ms, _battle.time, _battle.dead]
 
 

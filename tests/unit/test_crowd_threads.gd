@@ -81,7 +81,8 @@ func test_retained_crowd_calls_from_a_worker_are_refused() -> void:
 
 func _drive_actors(a: AnimatedActorMeshInstance, out: Dictionary) -> void:
 	a.begin()
-	out["actor"] = a.add_actor(Transform3D.IDENTITY, 0, NAN, 1.0)
+	# Every argument given: gdext builds default arguments as Variants on the calling thread.
+	out["actor"] = a.add_actor(Transform3D.IDENTITY, 0, NAN, 1.0, Color(0, 0, 0, 0))
 	a.add_model(0, 0, Color.WHITE)
 	a.set_actor_blend(0, 0, 0.0, 0.1)
 	out["count"] = a.get_actor_count()

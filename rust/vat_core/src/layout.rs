@@ -14,6 +14,13 @@ pub const ACTOR_TEXELS: u32 = 2;
 /// RGBA32F texels per actor record when the crowd stores full 3x4 transforms (64 bytes): the
 /// default two, with the last basis entry in place of the yaw, plus two texels of basis.
 pub const ACTOR_TEXELS_FULL: u32 = 4;
+/// RGBA32F texels per actor in the placement texture: `(x, y, z, yaw)`, 16 bytes.
+pub const PLACEMENT_TEXELS: u32 = 1;
+/// RGBA32F texels per actor in the placement texture with full transforms: `(x, y, z, basis.z.z)`
+/// and the other eight basis floats, 48 bytes.
+pub const PLACEMENT_TEXELS_FULL: u32 = 3;
+/// RGBA32F texels per actor in the state texture: start time, clip code, speed and scale, blend.
+pub const STATE_TEXELS: u32 = 1;
 /// Multiplier of the previous clip in a clip code `clip + CLIP_CODE_BASE * prev_clip`.
 pub const CLIP_CODE_BASE: u32 = 4096;
 /// Clips one model may bake; keeps every clip code below 2^24, so it is exact in an f32.
@@ -41,6 +48,9 @@ const _: () = assert!(
     MAX_ACTORS as u64 * ACTOR_TEXELS_FULL as u64 / DATA_TEXTURE_WIDTH as u64
         <= MAX_TEXTURE_SIZE as u64
 );
+// A record is its placement and its state, split over two textures.
+const _: () = assert!(PLACEMENT_TEXELS + STATE_TEXELS == ACTOR_TEXELS);
+const _: () = assert!(PLACEMENT_TEXELS_FULL + STATE_TEXELS == ACTOR_TEXELS_FULL);
 // The look index is a u8, and the look texture is one row.
 const _: () = assert!(MAX_LOOKS <= 256);
 const _: () = assert!(MAX_LOOKS * LOOK_TEXELS <= MAX_TEXTURE_SIZE);

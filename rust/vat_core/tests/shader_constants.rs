@@ -24,12 +24,16 @@ fn shader_constants_match_the_packer() {
         layout::DATA_TEXTURE_WIDTH.to_string()
     );
     assert_eq!(
-        shader_define("VAT_ACTOR_TEXELS"),
-        layout::ACTOR_TEXELS.to_string()
+        shader_define("VAT_PLACEMENT_TEXELS"),
+        layout::PLACEMENT_TEXELS.to_string()
     );
     assert_eq!(
-        shader_define("VAT_ACTOR_TEXELS_FULL"),
-        layout::ACTOR_TEXELS_FULL.to_string()
+        shader_define("VAT_PLACEMENT_TEXELS_FULL"),
+        layout::PLACEMENT_TEXELS_FULL.to_string()
+    );
+    assert_eq!(
+        shader_define("VAT_STATE_TEXELS"),
+        layout::STATE_TEXELS.to_string()
     );
     assert_eq!(
         shader_define("VAT_CLIP_CODE_BASE"),

@@ -11,6 +11,7 @@ use vat_core::crowd::{self, ActorState, LookTable};
 use vat_core::validate;
 
 use crate::convert;
+use crate::crowd::frame_api::accessors;
 use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
 use crate::crowd::guard::main_thread_only;
 use crate::crowd::looks::PlacedBounds;
@@ -22,6 +23,8 @@ use crate::vertex_animation::VertexAnimation;
 mod actor_bulk;
 #[path = "crowd/actor_node.rs"]
 mod actor_node;
+
+crate::crowd::frame_api::frame_api!(AnimatedActorMeshInstance, "AnimatedActorMeshInstance");
 
 /// Draws crowds of actors, each carrying several models (body, sword, shield…) that share the
 /// actor's transform and animation state. Every frame: `begin()`, then `add_actor()` followed by
@@ -74,7 +77,50 @@ pub struct AnimatedActorMeshInstance {
     #[init(val = 1.0)]
     speed_scale: f64,
 
+    /// Leave out actors whose placed bounds (their clip's, scaled and turned) miss the culling
+    /// camera's view; an actor outside whose shadow can fall into the view (toward a shadowed
+    /// DirectionalLight3D, within its shadow distance) still casts it. Without a camera nothing
+    /// is culled.
+    #[export]
+    #[init(val = true)]
+    culling: bool,
+    /// The Camera3D to cull against and pick levels of detail for. Empty: the viewport's current
+    /// camera (in the editor, the 3D editor viewport's camera).
+    #[export]
+    culling_camera: NodePath,
+    /// Levels of detail added to every actor's (positive: coarser sooner; finite).
+    #[export]
+    #[var(get = get_lod_bias, set = set_lod_bias)]
+    lod_bias: f32,
+    /// The highest level of detail any actor draws (-1: no limit).
+    #[export]
+    #[var(get = get_max_lod, set = set_max_lod)]
+    #[init(val = -1)]
+    max_lod: i32,
+    /// Draw every actor at this level (clamped to each model's last) whatever its distance
+    /// (-1: off).
+    #[export]
+    #[var(get = get_force_lod, set = set_force_lod)]
+    #[init(val = -1)]
+    force_lod: i32,
+    /// Draw every shadow from this level through shadow-only MultiMeshes; the levels drawn in
+    /// the view then cast none (-1: off, each level casts its own).
+    #[export]
+    #[var(get = get_shadow_lod, set = set_shadow_lod)]
+    #[init(val = -1)]
+    shadow_lod: i32,
+    /// Tint each level of detail a distinct colour (LOD0 green, LOD1 yellow, LOD2 red, LOD3
+    /// blue, ...), to see where levels switch.
+    #[export]
+    lod_debug_colors: bool,
+    /// Keep frame interpolation beyond LOD1 (off: LOD2 and further snap to baked frames, half
+    /// the texture fetches).
+    #[export]
+    lod_interpolate: bool,
+
     clock: CrowdClock,
+    /// The last culling-camera error reported.
+    view_error: Option<String>,
     gpu: Option<CrowdGpu>,
     gpu_error: Option<String>,
     clip_count: u32,
@@ -140,6 +186,7 @@ impl INode3D for AnimatedActorMeshInstance {
             gpu.set_time(time, interpolate);
         }
         self.update_billboard();
+        self.refresh_frame();
     }
 
     fn get_configuration_warnings(&self) -> PackedStringArray {
@@ -208,12 +255,75 @@ impl AnimatedActorMeshInstance {
     fn set_cast_shadow(&mut self, setting: i32) {
         main_thread_only!("AnimatedActorMeshInstance", "set_cast_shadow");
         self.cast_shadow = setting;
-        let s = shadow_setting(setting);
-        if let Some(gpu) = &mut self.gpu {
-            for m in gpu.models.iter_mut() {
-                m.set_cast_shadow(s);
-            }
-        }
+        // The crowd frame applies it to the view and shadow MultiMeshes.
+        self.refresh_frame();
+    }
+
+    /// Levels of detail added to every actor's (positive: coarser sooner).
+    #[func]
+    fn get_lod_bias(&self) -> f32 {
+        main_thread_only!("AnimatedActorMeshInstance", "get_lod_bias");
+        self.lod_bias
+    }
+
+    /// Sets `lod_bias`; a value that is not finite is refused with an error.
+    #[func]
+    fn set_lod_bias(&mut self, bias: f32) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_lod_bias");
+        self.lod_bias = accessors::bias("AnimatedActorMeshInstance", bias, self.lod_bias);
+    }
+
+    /// The highest level any actor draws (-1: no limit).
+    #[func]
+    fn get_max_lod(&self) -> i32 {
+        main_thread_only!("AnimatedActorMeshInstance", "get_max_lod");
+        self.max_lod
+    }
+
+    /// Sets `max_lod` (-1 or a level; other values are refused with an error).
+    #[func]
+    fn set_max_lod(&mut self, level: i32) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_max_lod");
+        self.max_lod =
+            accessors::level("AnimatedActorMeshInstance", "max_lod", level, self.max_lod);
+    }
+
+    /// The level every actor draws whatever its distance (-1: off).
+    #[func]
+    fn get_force_lod(&self) -> i32 {
+        main_thread_only!("AnimatedActorMeshInstance", "get_force_lod");
+        self.force_lod
+    }
+
+    /// Sets `force_lod` (-1 or a level; other values are refused with an error).
+    #[func]
+    fn set_force_lod(&mut self, level: i32) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_force_lod");
+        self.force_lod = accessors::level(
+            "AnimatedActorMeshInstance",
+            "force_lod",
+            level,
+            self.force_lod,
+        );
+    }
+
+    /// The level shadows are drawn from (-1: off, each level casts its own).
+    #[func]
+    fn get_shadow_lod(&self) -> i32 {
+        main_thread_only!("AnimatedActorMeshInstance", "get_shadow_lod");
+        self.shadow_lod
+    }
+
+    /// Sets `shadow_lod` (-1 or a level; other values are refused with an error).
+    #[func]
+    fn set_shadow_lod(&mut self, level: i32) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_shadow_lod");
+        self.shadow_lod = accessors::level(
+            "AnimatedActorMeshInstance",
+            "shadow_lod",
+            level,
+            self.shadow_lod,
+        );
     }
 
     /// Whether actors store their whole 3x4 transform.
@@ -293,10 +403,11 @@ impl AnimatedActorMeshInstance {
 
     /// Adds an actor at `transform` (the whole transform with `full_transform`, else its position,
     /// yaw about +Y and uniform scale) playing
-    /// `clip` since `start_time` (crowd seconds; NAN means now) at `speed`. Returns its index for
+    /// `clip` since `start_time` (crowd seconds; NAN means now) at `speed`, with `custom` as its
+    /// custom data (`inst.custom` in shaders). Returns its index for
     /// this frame, or -1 with an error if the transform is not finite, the clip is out of range,
     /// the speed is not finite or beyond +-65504 (an actor stores it as an f16), the start time is
-    /// not finite or beyond +-2^32 s, or the crowd is full.
+    /// not finite or beyond +-2^32 s, `custom` is not finite, or the crowd is full.
     #[func]
     fn add_actor(
         &mut self,
@@ -304,6 +415,7 @@ impl AnimatedActorMeshInstance {
         #[opt(default = 0)] clip: i32,
         #[opt(default = f64::NAN)] start_time: f64,
         #[opt(default = 1.0)] speed: f64,
+        #[opt(default = Color::from_rgba(0.0, 0.0, 0.0, 0.0))] custom: Color,
     ) -> i32 {
         main_thread_only!("AnimatedActorMeshInstance", "add_actor", -1);
         if !self.ensure_gpu() {
@@ -332,6 +444,11 @@ impl AnimatedActorMeshInstance {
                 return -1;
             }
         };
+        let custom = convert::rgba(custom);
+        if !custom.iter().all(|c| c.is_finite()) {
+            godot_error!("vat_crowd: add_actor: custom {custom:?} is not finite; actor skipped");
+            return -1;
+        }
         if !self.actor_room(self.actor_count + 1, "add_actor") {
             return -1;
         }
@@ -352,6 +469,19 @@ impl AnimatedActorMeshInstance {
         gpu.actors.reserve(index + 1);
         let rec = &mut gpu.actors.floats_mut()[index * stride..(index + 1) * stride];
         crowd::pack_actor_record(&state, cols, rec);
+        // Custom data costs nothing until some actor has some.
+        if gpu.custom.is_some() || custom != [0.0; 4] {
+            let texture = gpu.custom_mut(index + 1);
+            let written = vat_core::crowd_custom::write_custom_bulk(
+                texture.floats_mut_untracked(),
+                &[index as i32],
+                &[custom],
+                index + 1,
+            );
+            if written.unwrap_or(true) {
+                texture.mark_changed();
+            }
+        }
         self.placed.add_actor(position, scale, cols);
         self.actor_count += 1;
         index as i32
@@ -435,13 +565,14 @@ impl AnimatedActorMeshInstance {
         }
         let time = self.clock.shader_time();
         let interpolate = self.interpolate;
+        let request = self.frame_request(self.actor_count, self.stride());
         let gpu = self.gpu.as_mut().expect("ensured");
         let mut bounds = Vec::with_capacity(gpu.models.len());
         for (m, model) in gpu.models.iter_mut().enumerate() {
             model.set_looks(&self.looks[m]);
             bounds.push(self.placed.for_model(&model.bounds));
         }
-        gpu.submit(&self.model_counts, &bounds, time, interpolate);
+        gpu.submit(&self.model_counts, &bounds, time, interpolate, &request);
         self.update_billboard();
         self.last_submit_usec = started.elapsed().as_micros() as i64;
     }

@@ -11,6 +11,7 @@ use vat_core::validate;
 
 use crate::animated_actor_mesh_instance::shadow_setting;
 use crate::convert;
+use crate::crowd::frame_api::accessors;
 use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
 use crate::crowd::guard::main_thread_only;
 use crate::crowd::retained::{Instance, RetainedPacker};
@@ -22,6 +23,8 @@ use crate::vertex_animation::VertexAnimation;
 mod retained_bulk;
 #[path = "crowd/retained_node.rs"]
 mod retained_node;
+
+crate::crowd::frame_api::frame_api!(AnimatedMeshInstance, "AnimatedMeshInstance");
 use retained_node::play;
 
 /// Draws many instances of one baked `VertexAnimation`. Instances are retained: add them once,
@@ -69,7 +72,50 @@ pub struct AnimatedMeshInstance {
     #[init(val = true)]
     auto_submit: bool,
 
+    /// Leave out actors whose placed bounds (their clip's, scaled and turned) miss the culling
+    /// camera's view; an actor outside whose shadow can fall into the view (toward a shadowed
+    /// DirectionalLight3D, within its shadow distance) still casts it. Without a camera nothing
+    /// is culled.
+    #[export]
+    #[init(val = true)]
+    culling: bool,
+    /// The Camera3D to cull against and pick levels of detail for. Empty: the viewport's current
+    /// camera (in the editor, the 3D editor viewport's camera).
+    #[export]
+    culling_camera: NodePath,
+    /// Levels of detail added to every actor's (positive: coarser sooner; finite).
+    #[export]
+    #[var(get = get_lod_bias, set = set_lod_bias)]
+    lod_bias: f32,
+    /// The highest level of detail any actor draws (-1: no limit).
+    #[export]
+    #[var(get = get_max_lod, set = set_max_lod)]
+    #[init(val = -1)]
+    max_lod: i32,
+    /// Draw every actor at this level (clamped to each model's last) whatever its distance
+    /// (-1: off).
+    #[export]
+    #[var(get = get_force_lod, set = set_force_lod)]
+    #[init(val = -1)]
+    force_lod: i32,
+    /// Draw every shadow from this level through shadow-only MultiMeshes; the levels drawn in
+    /// the view then cast none (-1: off, each level casts its own).
+    #[export]
+    #[var(get = get_shadow_lod, set = set_shadow_lod)]
+    #[init(val = -1)]
+    shadow_lod: i32,
+    /// Tint each level of detail a distinct colour (LOD0 green, LOD1 yellow, LOD2 red, LOD3
+    /// blue, ...), to see where levels switch.
+    #[export]
+    lod_debug_colors: bool,
+    /// Keep frame interpolation beyond LOD1 (off: LOD2 and further snap to baked frames, half
+    /// the texture fetches).
+    #[export]
+    lod_interpolate: bool,
+
     clock: CrowdClock,
+    /// The last culling-camera error reported.
+    view_error: Option<String>,
     gpu: Option<CrowdGpu>,
     gpu_error: Option<String>,
     clip_count: u32,
@@ -97,6 +143,7 @@ impl INode3D for AnimatedMeshInstance {
             self.submit();
         } else {
             self.update_billboard();
+            self.refresh_frame();
         }
     }
 
@@ -158,6 +205,64 @@ impl AnimatedMeshInstance {
         main_thread_only!("AnimatedMeshInstance", "set_cast_shadow");
         self.cast_shadow = setting;
         self.reset_gpu();
+    }
+
+    /// Levels of detail added to every actor's (positive: coarser sooner).
+    #[func]
+    fn get_lod_bias(&self) -> f32 {
+        main_thread_only!("AnimatedMeshInstance", "get_lod_bias");
+        self.lod_bias
+    }
+
+    /// Sets `lod_bias`; a value that is not finite is refused with an error.
+    #[func]
+    fn set_lod_bias(&mut self, bias: f32) {
+        main_thread_only!("AnimatedMeshInstance", "set_lod_bias");
+        self.lod_bias = accessors::bias("AnimatedMeshInstance", bias, self.lod_bias);
+    }
+
+    /// The highest level any actor draws (-1: no limit).
+    #[func]
+    fn get_max_lod(&self) -> i32 {
+        main_thread_only!("AnimatedMeshInstance", "get_max_lod");
+        self.max_lod
+    }
+
+    /// Sets `max_lod` (-1 or a level; other values are refused with an error).
+    #[func]
+    fn set_max_lod(&mut self, level: i32) {
+        main_thread_only!("AnimatedMeshInstance", "set_max_lod");
+        self.max_lod = accessors::level("AnimatedMeshInstance", "max_lod", level, self.max_lod);
+    }
+
+    /// The level every actor draws whatever its distance (-1: off).
+    #[func]
+    fn get_force_lod(&self) -> i32 {
+        main_thread_only!("AnimatedMeshInstance", "get_force_lod");
+        self.force_lod
+    }
+
+    /// Sets `force_lod` (-1 or a level; other values are refused with an error).
+    #[func]
+    fn set_force_lod(&mut self, level: i32) {
+        main_thread_only!("AnimatedMeshInstance", "set_force_lod");
+        self.force_lod =
+            accessors::level("AnimatedMeshInstance", "force_lod", level, self.force_lod);
+    }
+
+    /// The level shadows are drawn from (-1: off, each level casts its own).
+    #[func]
+    fn get_shadow_lod(&self) -> i32 {
+        main_thread_only!("AnimatedMeshInstance", "get_shadow_lod");
+        self.shadow_lod
+    }
+
+    /// Sets `shadow_lod` (-1 or a level; other values are refused with an error).
+    #[func]
+    fn set_shadow_lod(&mut self, level: i32) {
+        main_thread_only!("AnimatedMeshInstance", "set_shadow_lod");
+        self.shadow_lod =
+            accessors::level("AnimatedMeshInstance", "shadow_lod", level, self.shadow_lod);
     }
 
     /// Whether instances store their whole 3x4 transform.
@@ -389,10 +494,12 @@ impl AnimatedMeshInstance {
                 gpu.set_time(time, interpolate);
             }
             self.update_billboard();
+            self.refresh_frame();
             return;
         }
         let n = self.instances.len();
         let changes = self.instances.take_changes();
+        let request = self.frame_request(n, crowd::record_floats(self.full_transform));
         let gpu = self.gpu.as_mut().expect("ensured");
         let bounds = [self.packer.pack(
             &self.instances,
@@ -401,7 +508,7 @@ impl AnimatedMeshInstance {
             self.full_transform,
             gpu,
         )];
-        gpu.submit(&[n], &bounds, time, interpolate);
+        gpu.submit(&[n], &bounds, time, interpolate, &request);
         self.update_billboard();
         self.dirty = false;
         self.last_submit_usec = started.elapsed().as_micros() as i64;

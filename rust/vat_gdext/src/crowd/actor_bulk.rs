@@ -169,4 +169,39 @@ impl AnimatedActorMeshInstance {
         let ids = actor_ids.as_slice();
         self.fill_model_actors(model_index, ids, variation, tint, true, "add_model_actors");
     }
+
+    /// Sets the custom data (`inst.custom` in shaders: health, selection glow, hit flash) of
+    /// actors `actor_ids` (indices into this frame's actors) to `values`. An actor keeps its value
+    /// until it is set again (`add_actor` sets it too); actors never set read 0. If any entry is
+    /// bad (an id out of range, a value that is not finite, arrays of different lengths) it
+    /// reports the first and changes nothing. Values equal to those stored are not uploaded again.
+    #[func]
+    fn set_actor_custom(&mut self, actor_ids: PackedInt32Array, values: PackedColorArray) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_actor_custom");
+        self.sync_models();
+        if !self.ensure_gpu() {
+            return;
+        }
+        let n = self.actor_count;
+        let gpu = self.gpu.as_mut().expect("ensured");
+        let had = gpu.custom.is_some();
+        let texture = gpu.custom_mut(n);
+        let written = vat_core::crowd_custom::write_custom_bulk(
+            texture.floats_mut_untracked(),
+            actor_ids.as_slice(),
+            convert::rgba_slice(values.as_slice()),
+            n,
+        );
+        match written {
+            Ok(true) => texture.mark_changed(),
+            Ok(false) => {}
+            Err(e) => {
+                if !had {
+                    // Nothing was stored: do not keep a texture made only for a refused call.
+                    gpu.custom = None;
+                }
+                godot_error!("vat_crowd: set_actor_custom: {e}; nothing changed");
+            }
+        }
+    }
 }

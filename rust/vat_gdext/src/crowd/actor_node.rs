@@ -17,6 +17,18 @@ impl AnimatedActorMeshInstance {
         }
     }
 
+    /// Runs the crowd frame again if the camera, the node or a culling or LOD property changed
+    /// since it last ran (called every process frame).
+    pub(super) fn refresh_frame(&mut self) {
+        if self.gpu.is_none() {
+            return;
+        }
+        let request = self.frame_request(self.actor_count, self.stride());
+        if let Some(gpu) = &mut self.gpu {
+            gpu.refresh(&request);
+        }
+    }
+
     /// Sets this frame's actor count from a bulk call. A model list that indexes actors beyond
     /// it would draw stale records, so it is dropped (the usual order, `set_actors` then
     /// `set_model_actors`, sets it again).

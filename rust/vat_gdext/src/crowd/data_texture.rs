@@ -10,7 +10,6 @@ use vat_core::layout::DATA_TEXTURE_WIDTH;
 /// [`DataTexture::reserve`]).
 pub struct DataTexture {
     format: Format,
-    bytes_per_item: usize,
     texels_per_item: usize,
     bytes_per_texel: usize,
     capacity: usize,
@@ -36,7 +35,6 @@ impl DataTexture {
     ) -> Self {
         let mut t = Self {
             format,
-            bytes_per_item: bytes_per_texel * texels_per_item,
             texels_per_item,
             bytes_per_texel,
             capacity: 0,
@@ -65,16 +63,12 @@ impl DataTexture {
         let wanted = items.max(self.capacity + self.capacity / 2).max(1);
         let rounded = wanted.div_ceil(items_per_row) * items_per_row;
         self.capacity = rounded.min(self.max_items.max(items));
-        self.bytes.resize(self.capacity * self.bytes_per_item);
+        // Whole rows: with 3 texels per item a row holds a few texels more than its items.
+        let rows = (self.capacity * self.texels_per_item).div_ceil(DATA_TEXTURE_WIDTH as usize);
+        self.bytes
+            .resize(rows * DATA_TEXTURE_WIDTH as usize * self.bytes_per_texel);
         self.texture = None;
         true
-    }
-
-    /// The bytes, to write in place (no copy: nothing else holds them between uploads); the next
-    /// upload sends them.
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        self.changed = true;
-        self.bytes.as_mut_slice()
     }
 
     /// The bytes for a writer that tells whether it changed them: call
@@ -88,9 +82,9 @@ impl DataTexture {
         self.changed = true;
     }
 
-    /// The bytes viewed as f32 (for RGBAF textures); the next upload sends them.
-    pub fn floats_mut(&mut self) -> &mut [f32] {
-        self.changed = true;
+    /// The bytes viewed as f32, for a writer that tells whether it changed them (see
+    /// [`DataTexture::bytes_mut_untracked`]).
+    pub fn floats_mut_untracked(&mut self) -> &mut [f32] {
         let bytes = self.bytes.as_mut_slice();
         // SAFETY: every bit pattern is a valid f32; align_to_mut returns only the aligned middle.
         let (head, floats, _) = unsafe { bytes.align_to_mut::<f32>() };
@@ -133,5 +127,52 @@ impl DataTexture {
         // Let go of the image's share of the bytes, so writing them next frame copies nothing.
         self.image.set_data(1, 1, false, self.format, &self.tiny);
         created
+    }
+}
+
+/// Every actor's whole record (placement and state, see `vat_core::crowd`) on the CPU, written in
+/// place by the crowd calls; `vat_core::crowd_split` copies it into the placement and state
+/// textures at the next upload.
+pub struct RecordStore {
+    floats: Vec<f32>,
+    floats_per_item: usize,
+    /// Written since the last split.
+    dirty: bool,
+}
+
+impl RecordStore {
+    /// A store of records of `texels_per_item` RGBA32F texels.
+    pub fn new(texels_per_item: usize) -> Self {
+        Self {
+            floats: Vec::new(),
+            floats_per_item: texels_per_item * 4,
+            dirty: true,
+        }
+    }
+
+    /// Makes room for `items` records.
+    pub fn reserve(&mut self, items: usize) {
+        let needed = items * self.floats_per_item;
+        if self.floats.len() < needed {
+            let cap =
+                vat_core::crowd::grow_capacity(self.floats.len() / self.floats_per_item, items);
+            self.floats.resize(cap * self.floats_per_item, 0.0);
+        }
+    }
+
+    /// The records, to write in place; the next upload splits them.
+    pub fn floats_mut(&mut self) -> &mut [f32] {
+        self.dirty = true;
+        &mut self.floats
+    }
+
+    /// The records, to read.
+    pub fn floats(&self) -> &[f32] {
+        &self.floats
+    }
+
+    /// True (once) if the records were written since the last call.
+    pub fn take_dirty(&mut self) -> bool {
+        std::mem::take(&mut self.dirty)
     }
 }

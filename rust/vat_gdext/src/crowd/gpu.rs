@@ -1,27 +1,32 @@
-//! One crowd's GPU objects: a MultiMeshInstance3D per model over shared actor data.
+//! One crowd's GPU objects: per model, a MultiMeshInstance3D per level of detail (and one per
+//! level for shadows only) over shared actor data, fed by the crowd frame
+//! (`vat_core::crowd_frame`), which culls and picks levels.
 //!
 //! Texel formats (see `vat_core::crowd` for the bit layout):
 //! - actors: RGBA32F, `ACTOR_TEXELS` (2) texels = 32 bytes per actor (`ACTOR_TEXELS_FULL`, 4, with
 //!   full transforms; see `vat_core::crowd::record_texels`), shared by all its models;
-//! - model instances: RGBA8, 4 bytes each (actor index in rgb, look in a), one texture per model;
+//! - model instances: RGBA8, 4 bytes each (actor index in rgb, look in a), one texture per slot
+//!   (model, level, view or shadow);
 //! - looks: RGBA32F, 2 texels per distinct (tint, variation), one texture per model.
 
 use godot::classes::geometry_instance_3d::ShadowCastingSetting;
 use godot::classes::image::Format;
-use godot::classes::multi_mesh::{PhysicsInterpolationQuality, TransformFormat};
-use godot::classes::node::{InternalMode, PhysicsInterpolationMode};
 use godot::classes::rendering_device::Limit;
 use godot::classes::{
-    ArrayMesh, EditorInterface, Engine, Material, MultiMesh, MultiMeshInstance3D, Node3D,
-    RenderingServer, ShaderMaterial,
+    EditorInterface, Engine, ImageTexture, Material, Node3D, RenderingServer, ShaderMaterial,
 };
 use godot::prelude::*;
 use vat_core::crowd::{record_texels, LookTable};
+use vat_core::crowd_frame::{Actors, CrowdFrame, CrowdShape, FrameSettings, View, MAX_LEVELS};
+use vat_core::crowd_split::{placement_floats, split_records, STATE_FLOATS};
 use vat_core::encode::Bounds;
 use vat_core::layout::MAX_LOOKS;
 
-use super::data_texture::DataTexture;
+use super::data_texture::{DataTexture, RecordStore};
 use super::material;
+use super::model_data::{crowd_shape, InstanceList};
+use super::slot::{Slot, LOD_COLORS};
+use super::view::FrameProps;
 use crate::convert;
 use crate::vertex_animation::VertexAnimation;
 
@@ -73,23 +78,46 @@ pub fn crowd_camera(node: &Node3D) -> Option<Vector3> {
     Some(node.get_global_transform().affine_inverse() * camera.get_global_position())
 }
 
-/// GPU objects of one model (body, sword, …) of a crowd.
+/// GPU objects of one model (body, sword, …) of a crowd: a slot per level of detail in the view,
+/// and one per level for shadows only.
 pub struct ModelGpu {
-    instance: Gd<MultiMeshInstance3D>,
-    multimesh: Gd<MultiMesh>,
-    materials: Vec<Gd<ShaderMaterial>>,
-    /// Model-instance texels (actor index + look).
-    pub indices: DataTexture,
+    /// `levels` view slots, then `levels` shadow slots.
+    slots: Vec<Slot>,
+    /// Model-instance texels (actor index + look) written by the node.
+    pub indices: InstanceList,
     looks: DataTexture,
     /// Bounds of the model over all frames.
     pub bounds: Bounds,
-    mm_capacity: usize,
+    /// Instances written this frame.
+    count: usize,
+    /// Culling box of every slot.
+    aabb: Aabb,
+}
+
+/// The crowd frame's inputs the node gathers each frame.
+pub struct FrameRequest {
+    /// The culling camera's view (None: no camera, nothing culled).
+    pub view: Option<View>,
+    /// The node's culling and LOD properties.
+    pub props: FrameProps,
+    /// The node's `cast_shadow`.
+    pub cast: ShadowCastingSetting,
+    /// Actors in the actor texture.
+    pub actors: usize,
+    /// Floats per actor record.
+    pub stride: usize,
+    /// Actors turn toward the camera.
+    pub billboard: bool,
 }
 
 /// All GPU objects of a crowd.
 pub struct CrowdGpu {
-    /// Actor records, 8 f32 each.
-    pub actors: DataTexture,
+    /// Actor records (8 f32 each, 16 with full transforms), on the CPU.
+    pub actors: RecordStore,
+    /// The records' placements, uploaded when one moved.
+    placements: DataTexture,
+    /// The records' animation states, uploaded when one changed.
+    states: DataTexture,
     /// One per model.
     pub models: Vec<ModelGpu>,
     /// The camera the materials' billboard points at (None: billboard off, the shader default).
@@ -97,6 +125,16 @@ pub struct CrowdGpu {
     /// The renderer's largest texture side ([`renderer_max_texture_size`]), which with
     /// `vat_core::crowd::item_limit` bounds how many actors and instances the crowd may hold.
     pub max_texture_size: u32,
+    /// Per-actor custom data (RGBA32F, one texel per actor), made on first use.
+    pub custom: Option<DataTexture>,
+    frame: CrowdFrame,
+    shape: CrowdShape,
+    /// What the lists were last built from (view, settings without the time).
+    last_run: Option<(Option<View>, FrameSettings)>,
+    /// Properties last applied to materials and shadow settings.
+    applied: Option<(FrameProps, ShadowCastingSetting)>,
+    time: f32,
+    interpolate: bool,
 }
 
 impl CrowdGpu {
@@ -113,65 +151,244 @@ impl CrowdGpu {
         let mut models = Vec::new();
         for (i, animation) in animations.iter().enumerate() {
             let override_material = override_materials.get(i).and_then(|m| m.as_ref());
-            let mut model = ModelGpu::new(
+            let model = ModelGpu::new(
                 owner,
                 animation,
                 override_material,
-                cast_shadow,
+                full_transform,
                 max_texture_size,
             )
             .map_err(|e| format!("model {i}: {e}"))?;
-            for m in model.materials.iter_mut() {
-                m.set_shader_parameter("vat_full_transform", &full_transform.to_variant());
-            }
             models.push(model);
         }
-        Ok(Self {
-            actors: DataTexture::new(
+        let mut gpu = Self {
+            actors: RecordStore::new(record_texels(full_transform) as usize),
+            placements: DataTexture::new(
                 Format::RGBAF,
                 16,
-                record_texels(full_transform) as usize,
+                placement_floats(full_transform) / 4,
                 0,
                 max_texture_size,
             ),
+            states: DataTexture::new(Format::RGBAF, 16, STATE_FLOATS / 4, 0, max_texture_size),
             models,
             billboard: None,
             max_texture_size,
-        })
+            custom: None,
+            frame: CrowdFrame::new(),
+            shape: crowd_shape(animations),
+            last_run: None,
+            applied: None,
+            time: 0.0,
+            interpolate: true,
+        };
+        gpu.apply(&FrameProps::default(), cast_shadow);
+        Ok(gpu)
     }
 
-    /// Uploads this frame's data (one `ImageTexture.update()` per data texture that changed) and
-    /// sets each model's visible count, culling bounds and the crowd clock.
+    /// Uploads this frame's data (one `ImageTexture.update()` per data texture that changed),
+    /// runs the crowd frame over it, and sets each slot's list, visible count and culling box.
+    /// `counts[m]` instances of model `m` were written; `bounds[m]` holds them all.
     pub fn submit(
         &mut self,
         counts: &[usize],
         bounds: &[Bounds],
         shader_time: f32,
         interpolate: bool,
+        request: &FrameRequest,
     ) {
-        let actors_tex = self.actors.upload();
         for (m, model) in self.models.iter_mut().enumerate() {
-            model.submit(
-                counts[m],
-                &bounds[m],
-                actors_tex.as_ref(),
-                shader_time,
-                interpolate,
-            );
+            model.count = counts[m];
+            model.aabb = convert::to_aabb(&bounds[m]);
+        }
+        self.set_time(shader_time, interpolate);
+        self.last_run = None;
+        self.upload_records(request, true);
+        self.run_frame(request, true);
+    }
+
+    /// Splits the records into the placement and state textures (comparing as it writes) if they
+    /// were written since the last split, uploads the textures that changed, and binds new
+    /// texture objects (after growth) to every material.
+    fn upload_records(&mut self, request: &FrameRequest, custom: bool) {
+        let n = request
+            .actors
+            .min(self.actors.floats().len() / request.stride.max(1));
+        let mut fresh: Vec<(&str, Gd<ImageTexture>)> = Vec::new();
+        if self.actors.take_dirty() {
+            self.placements.reserve(n);
+            self.states.reserve(n);
+            let records = self.actors.floats();
+            let placements = self.placements.floats_mut_untracked();
+            let states = self.states.floats_mut_untracked();
+            let stride = request.stride;
+            let changes =
+                crate::workers::install(|| split_records(records, stride, n, placements, states));
+            if changes.placements {
+                self.placements.mark_changed();
+            }
+            if changes.states {
+                self.states.mark_changed();
+            }
+        }
+        if let Some(t) = self.placements.upload() {
+            fresh.push(("vat_placements", t));
+        }
+        if let Some(t) = self.states.upload() {
+            fresh.push(("vat_states", t));
+        }
+        if custom {
+            if let Some(c) = &mut self.custom {
+                // Every actor the shader may read has a texel (0 until set).
+                c.reserve(n);
+                if let Some(t) = c.upload() {
+                    fresh.push(("vat_custom", t));
+                }
+            }
+        }
+        for (name, t) in fresh {
+            let has_custom = name == "vat_custom";
+            for m in self.materials_mut() {
+                m.set_shader_parameter(name, &t.to_variant());
+                if has_custom {
+                    m.set_shader_parameter("vat_has_custom", &true.to_variant());
+                }
+            }
         }
     }
 
-    /// Updates only the crowd clock (nothing else changed this frame).
+    /// Runs the crowd frame again if the view or the settings changed since it last ran (the
+    /// camera or the node moved, a property changed), and uploads the lists that changed.
+    pub fn refresh(&mut self, request: &FrameRequest) {
+        // A clock rebase rewrites start times between submits.
+        self.upload_records(request, false);
+        self.run_frame(request, false);
+    }
+
+    fn run_frame(&mut self, request: &FrameRequest, data_changed: bool) {
+        self.apply(&request.props, request.cast);
+        let casts = request.cast != ShadowCastingSetting::OFF;
+        let settings = request.props.settings(casts, request.billboard, self.time);
+        let key = (
+            request.view.clone(),
+            FrameSettings {
+                time: 0.0,
+                ..settings
+            },
+        );
+        if !data_changed && self.last_run.as_ref() == Some(&key) {
+            return;
+        }
+        let floats = self.actors.floats();
+        let n = request.actors.min(floats.len() / request.stride.max(1));
+        let records = &floats[..n * request.stride];
+        let actors = Actors::interleaved(records, request.stride, n);
+        let lists: Vec<&[u32]> = self
+            .models
+            .iter()
+            .map(|m| m.indices.texels(m.count))
+            .collect();
+        let (frame, shape, view) = (&mut self.frame, &self.shape, key.0.as_ref());
+        crate::workers::install(|| frame.run(&actors, &lists, shape, view, &settings));
+        self.last_run = Some(key);
+        for (m, model) in self.models.iter_mut().enumerate() {
+            let levels = model.slots.len() / 2;
+            let looks = model.looks.upload();
+            for slot in model.slots.iter_mut() {
+                let level = usize::from(slot.level);
+                let list = if slot.shadow {
+                    self.frame.shadow_list(m, level)
+                } else {
+                    self.frame.view_list(m, level)
+                };
+                debug_assert!(level < levels);
+                slot.write(list);
+                slot.submit(model.aabb, looks.as_ref());
+            }
+        }
+    }
+
+    /// The custom data texture, made (all zero) on first use, with room for `actors` actors.
+    pub fn custom_mut(&mut self, actors: usize) -> &mut DataTexture {
+        let max = self.max_texture_size;
+        let texture = self
+            .custom
+            .get_or_insert_with(|| DataTexture::new(Format::RGBAF, 16, 1, 0, max));
+        texture.reserve(actors);
+        texture
+    }
+
+    /// Actors drawn in the view per level by the last frame.
+    pub fn lod_counts(&self) -> &[u32] {
+        self.frame.lod_counts()
+    }
+
+    /// Vertices the view slots draw (instances times their mesh's vertices), shadows not counted.
+    pub fn drawn_vertices(&self) -> i64 {
+        self.models
+            .iter()
+            .flat_map(|m| m.slots.iter())
+            .filter(|s| !s.shadow)
+            .map(|s| s.count as i64 * s.vertices)
+            .sum()
+    }
+
+    /// Instances of model `model` drawn in the view at `level`, or for shadows only.
+    pub fn slot_count(&self, model: usize, level: usize, shadow: bool) -> usize {
+        self.models.get(model).map_or(0, |m| {
+            m.slots
+                .iter()
+                .find(|s| usize::from(s.level) == level && s.shadow == shadow)
+                .map_or(0, |s| s.count)
+        })
+    }
+
+    /// Applies properties that live in materials and shadow settings, when they changed.
+    fn apply(&mut self, props: &FrameProps, cast: ShadowCastingSetting) {
+        if self.applied == Some((*props, cast)) {
+            return;
+        }
+        self.applied = Some((*props, cast));
+        let view_cast = if props.shadow_lod >= 0 {
+            ShadowCastingSetting::OFF
+        } else {
+            cast
+        };
+        for slot in self.models.iter_mut().flat_map(|m| m.slots.iter_mut()) {
+            slot.set_cast_shadow(view_cast);
+            let tint = if props.debug_colors {
+                LOD_COLORS[usize::from(slot.level) % LOD_COLORS.len()]
+            } else {
+                Color::WHITE
+            };
+            for m in slot.materials.iter_mut() {
+                m.set_shader_parameter("vat_lod_tint", &tint.to_variant());
+            }
+        }
+        self.set_time(self.time, self.interpolate);
+    }
+
+    /// Updates only the crowd clock (nothing else changed this frame). Frame interpolation stays
+    /// on up to LOD1 and, with `lod_interpolate`, beyond.
     pub fn set_time(&mut self, shader_time: f32, interpolate: bool) {
-        for m in self.materials_mut() {
-            m.set_shader_parameter("vat_time", &shader_time.to_variant());
-            m.set_shader_parameter("vat_interpolate", &interpolate.to_variant());
+        self.time = shader_time;
+        self.interpolate = interpolate;
+        let far = self.applied.is_some_and(|(p, _)| p.interpolate_far);
+        for slot in self.models.iter_mut().flat_map(|m| m.slots.iter_mut()) {
+            let on = interpolate && (slot.level <= 1 || far);
+            for m in slot.materials.iter_mut() {
+                m.set_shader_parameter("vat_time", &shader_time.to_variant());
+                m.set_shader_parameter("vat_interpolate", &on.to_variant());
+            }
         }
     }
 
     /// Every model's materials.
     fn materials_mut(&mut self) -> impl Iterator<Item = &mut Gd<ShaderMaterial>> {
-        self.models.iter_mut().flat_map(|m| m.materials.iter_mut())
+        self.models
+            .iter_mut()
+            .flat_map(|m| m.slots.iter_mut())
+            .flat_map(|s| s.materials.iter_mut())
     }
 
     /// Turns every actor toward `camera` (a position in the crowd node's space) about its up
@@ -193,9 +410,8 @@ impl CrowdGpu {
     /// Frees the child nodes.
     pub fn free(self) {
         for model in self.models {
-            let mut inst = model.instance;
-            if inst.is_instance_valid() {
-                inst.queue_free();
+            for slot in model.slots {
+                slot.free();
             }
         }
     }
@@ -226,7 +442,7 @@ impl ModelGpu {
         owner: &mut Gd<Node3D>,
         animation: &Gd<VertexAnimation>,
         override_material: Option<&Gd<Material>>,
-        cast_shadow: ShadowCastingSetting,
+        full_transform: bool,
         max_texture_size: u32,
     ) -> Result<Self, String> {
         if !animation.bind().is_baked() {
@@ -236,37 +452,38 @@ impl ModelGpu {
             ));
         }
         check_vat_size(animation, max_texture_size)?;
-        let mut materials = material::surface_materials(animation, override_material)?;
-        for m in materials.iter_mut() {
-            material::bind_animation(m, animation);
+        let levels = animation.bind().get_lod_count().clamp(1, MAX_LEVELS as i32);
+        let mut slots = Vec::new();
+        for shadow in [false, true] {
+            for level in 0..levels {
+                // Each slot has its own materials: they hold its instance list.
+                let mut materials = material::surface_materials(animation, override_material)?;
+                for m in materials.iter_mut() {
+                    material::bind_animation(m, animation);
+                    m.set_shader_parameter("vat_full_transform", &full_transform.to_variant());
+                }
+                let mesh = animation
+                    .bind()
+                    .get_lod_mesh(level)
+                    .ok_or_else(|| format!("LOD {level} has no mesh"))?;
+                slots.push(Slot::new(
+                    owner,
+                    &mesh,
+                    materials,
+                    level as u8,
+                    shadow,
+                    max_texture_size,
+                ));
+            }
         }
-        // A per-crowd copy of the mesh carries this crowd's materials (they hold its data textures).
-        let source_mesh = animation.bind().get_mesh().expect("baked");
-        let mut mesh: Gd<ArrayMesh> = source_mesh.duplicate_resource();
-        for (s, m) in materials.iter().enumerate() {
-            mesh.surface_set_material(s as i32, m);
-        }
-        let mut multimesh = MultiMesh::new_gd();
-        multimesh.set_transform_format(TransformFormat::TRANSFORM_3D);
-        multimesh.set_physics_interpolation_quality(PhysicsInterpolationQuality::FAST);
-        multimesh.set_mesh(&mesh);
-        let mut instance = MultiMeshInstance3D::new_alloc();
-        instance.set_multimesh(&multimesh);
-        instance.set_cast_shadows_setting(cast_shadow);
-        instance.set_physics_interpolation_mode(PhysicsInterpolationMode::OFF);
-        owner
-            .add_child_ex(&instance)
-            .internal(InternalMode::BACK)
-            .done();
         let bounds = convert::bounds(animation.bind().get_bounds());
         Ok(Self {
-            instance,
-            multimesh,
-            materials,
-            indices: DataTexture::new(Format::RGBA8, 4, 1, 0, max_texture_size),
+            slots,
+            indices: InstanceList::default(),
             looks: DataTexture::new(Format::RGBAF, 16, 2, MAX_LOOKS as usize, max_texture_size),
             bounds,
-            mm_capacity: 0,
+            count: 0,
+            aabb: Aabb::default(),
         })
     }
 
@@ -285,56 +502,5 @@ impl ModelGpu {
         if changed {
             self.looks.mark_changed();
         }
-    }
-
-    fn submit(
-        &mut self,
-        count: usize,
-        bounds: &Bounds,
-        actors: Option<&Gd<godot::classes::ImageTexture>>,
-        shader_time: f32,
-        interpolate: bool,
-    ) {
-        let indices_tex = self.indices.upload();
-        let looks_tex = self.looks.upload();
-        if count > self.mm_capacity {
-            let mut cap = self.mm_capacity.max(1024);
-            while cap < count {
-                cap *= 2;
-            }
-            self.mm_capacity = cap;
-            // Instances start with all-zero transforms; identity once per growth makes MODEL_MATRIX
-            // the node's own transform, and the shader places each instance from its actor texel.
-            self.multimesh.set_instance_count(cap as i32);
-            let identity: PackedFloat32Array = std::iter::repeat_n(
-                [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
-                cap,
-            )
-            .flatten()
-            .collect();
-            self.multimesh.set_buffer(&identity);
-        }
-        let aabb = convert::to_aabb(bounds);
-        self.multimesh.set_custom_aabb(aabb);
-        self.instance.set_custom_aabb(aabb);
-        self.multimesh.set_visible_instance_count(count as i32);
-        for m in self.materials.iter_mut() {
-            if let Some(t) = actors {
-                m.set_shader_parameter("vat_actors", &t.to_variant());
-            }
-            if let Some(t) = &indices_tex {
-                m.set_shader_parameter("vat_models", &t.to_variant());
-            }
-            if let Some(t) = &looks_tex {
-                m.set_shader_parameter("vat_looks", &t.to_variant());
-            }
-            m.set_shader_parameter("vat_time", &shader_time.to_variant());
-            m.set_shader_parameter("vat_interpolate", &interpolate.to_variant());
-        }
-    }
-
-    /// Sets the shadow casting mode.
-    pub fn set_cast_shadow(&mut self, setting: ShadowCastingSetting) {
-        self.instance.set_cast_shadows_setting(setting);
     }
 }

@@ -9,8 +9,13 @@
 //! rule both nodes apply to every call.
 
 pub mod data_texture;
+#[macro_use]
+pub mod frame_api;
 pub mod gpu;
 pub mod guard;
 pub mod looks;
 pub mod material;
+pub mod model_data;
 pub mod retained;
+pub mod slot;
+pub mod view;

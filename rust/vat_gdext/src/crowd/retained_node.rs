@@ -34,6 +34,21 @@ impl AnimatedMeshInstance {
         }
     }
 
+    /// Runs the crowd frame again if the camera, the node or a culling or LOD property changed
+    /// since it last ran.
+    pub(super) fn refresh_frame(&mut self) {
+        // Written but not submitted: the records do not hold every instance yet, and the next
+        // submit runs the frame anyway.
+        if self.gpu.is_none() || self.dirty {
+            return;
+        }
+        let n = self.instances.len();
+        let request = self.frame_request(n, crowd::record_floats(self.full_transform));
+        if let Some(gpu) = &mut self.gpu {
+            gpu.refresh(&request);
+        }
+    }
+
     pub(super) fn push(&mut self, inst: Instance) -> i32 {
         match self.instances.insert(inst) {
             Some(id) => {

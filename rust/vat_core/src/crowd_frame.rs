@@ -1,0 +1,502 @@
+//! The crowd frame: per-actor culling and level-of-detail (LOD) selection, in one pass over a
+//! crowd's actors and one over its model instance lists, writing the instance list of every
+//! (model, level) MultiMesh. Both crowd nodes run it every frame the view or the data changed.
+//!
+//! An actor is drawn when its placed volume meets the view frustum: the bounds of its current
+//! clip (and of the previous clip while it cross-fades) in the character's space, turned, scaled
+//! and moved by its placement, as an axis-aligned box in the crowd's space. An actor outside the
+//! view still casts its shadow when that box, swept along a shadowed directional light's
+//! direction by the light's shadow distance, meets the frustum: it goes into a shadow-only list.
+//!
+//! Its level is [`LodCurve::value`] of its distance to the camera and `D` (the first model's
+//! diameter at scale 1 times the actor's scale), plus a bias, through [`pick_level`] with the
+//! level it had last frame (hysteresis, kept per actor index). Every model draws
+//! `min(level, its last level)`. An orthographic camera has no distance: its view height plays the
+//! role of `d * 2 tan(fov / 2)` (see [`Projection`]), so every actor of one size gets one level.
+//!
+//! Nothing allocates once the lists have grown to a crowd's size. From
+//! [`PARALLEL_MIN_ITEMS`](crate::crowd_bulk::PARALLEL_MIN_ITEMS) actors the actor pass splits
+//! into rayon tasks, and the model lists are written in parallel.
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+use crate::bounds::Bounds;
+use crate::crowd_bulk::PARALLEL_MIN_ITEMS;
+use crate::half::unpack_half2;
+use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
+use crate::lod_distance::{pick_level, LodCurve, REFERENCE_IMAGE_HEIGHT};
+
+/// Actors per rayon task in the actor pass.
+const FRAME_CHUNK: usize = 1 << 15;
+/// An actor's class when it is neither drawn nor casts a shadow into the view.
+const CULLED: u8 = u8::MAX;
+/// Set in an actor's class when it only casts a shadow (the low bits hold its level).
+const SHADOW_ONLY: u8 = 0x80;
+/// Most levels a crowd frame tells apart (the class byte keeps 7 bits of level).
+pub const MAX_LEVELS: usize = 64;
+
+/// A plane in Godot's convention: a point `p` is outside (over the plane) where
+/// `normal.dot(p) > d`. `Camera3D.get_frustum()` returns six of these, normals pointing out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Plane {
+    /// Outward normal (any length: the tests scale consistently).
+    pub normal: Vec3,
+    /// Offset along the normal.
+    pub d: f32,
+}
+
+/// How the camera maps distance to size on screen, for LOD.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Projection {
+    /// A perspective camera with the screen constant
+    /// [`screen_constant`](crate::lod_distance::screen_constant) of its vertical field of view.
+    Perspective {
+        /// `C` of the LOD formula.
+        screen_constant: f32,
+    },
+    /// An orthographic camera showing `height` metres vertically: an actor of diameter `D` covers
+    /// the fraction `D / height` of the image wherever it stands, as a perspective actor does at
+    /// the distance where `d * 2 tan(fov / 2) = height`.
+    Orthographic {
+        /// Visible height in metres (`Camera3D.size` with the default keep-height aspect).
+        height: f32,
+    },
+}
+
+/// The camera, in the crowd node's space.
+#[derive(Debug, Clone, PartialEq)]
+pub struct View {
+    /// The frustum planes (any number; Godot gives six).
+    pub planes: Vec<Plane>,
+    /// The camera's position (for LOD distances).
+    pub camera: Vec3,
+    /// Perspective or orthographic.
+    pub projection: Projection,
+    /// Per shadowed directional light: its direction of travel times its shadow distance (the
+    /// sweep that decides whether an actor's shadow can fall into the view).
+    pub shadow_sweeps: Vec<Vec3>,
+}
+
+/// What the crowd node's properties ask of the frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameSettings {
+    /// Leave out actors outside the view (and their shadows' reach).
+    pub culling: bool,
+    /// Added to every actor's LOD value (positive: coarser sooner).
+    pub lod_bias: f32,
+    /// The highest level any actor gets (`u8::MAX`: no limit).
+    pub max_lod: u8,
+    /// Every actor at this level (clamped to each model's last), instead of by distance.
+    pub force_lod: Option<u8>,
+    /// Shadows drawn from this level through the shadow lists (the view lists then cast none).
+    pub shadow_lod: Option<u8>,
+    /// The crowd casts shadows at all (else no shadow lists are written and nothing is kept for
+    /// its shadow).
+    pub cast_shadows: bool,
+    /// Actors turn about +Y toward the camera (billboard): bound them for any yaw.
+    pub any_yaw: bool,
+    /// The crowd clock as the shader sees it (which actors are cross-fading).
+    pub time: f32,
+}
+
+impl Default for FrameSettings {
+    fn default() -> Self {
+        Self {
+            culling: true,
+            lod_bias: 0.0,
+            max_lod: u8::MAX,
+            force_lod: None,
+            shadow_lod: None,
+            cast_shadows: true,
+            any_yaw: false,
+            time: 0.0,
+        }
+    }
+}
+
+/// What the frame knows of a crowd's character (all models share the clip table).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrowdShape {
+    /// Per clip, the union over the crowd's models of the clip's bounds in the character's space.
+    pub clip_bounds: Vec<Bounds>,
+    /// The first model's calibrated LOD curve and its LOD diameter at scale 1
+    /// ([`actor_diameter`](crate::lod_distance::actor_diameter)); `None` keeps every actor at
+    /// level 0 unless forced.
+    pub lod: Option<(LodCurve, f32)>,
+    /// Per model, its number of levels (at least 1).
+    pub model_levels: Vec<u8>,
+}
+
+impl CrowdShape {
+    /// Levels of the model with the most.
+    pub fn levels(&self) -> usize {
+        self.model_levels
+            .iter()
+            .map(|&l| l.max(1) as usize)
+            .max()
+            .unwrap_or(1)
+    }
+}
+
+/// Where the frame reads each actor's placement and animation state: `placements` holds
+/// `placement_stride` floats per actor, `(x, y, z, yaw)` first (a full-transform record's fourth
+/// float is `basis.z.z`, and `basis_at` the offset of its other eight basis floats); `states`
+/// holds `state_stride` floats per actor, `(start_time, clip code, packHalf2(speed, scale),
+/// packHalf2(prev_elapsed, blend_time + BLEND_BIAS))` first. See [`crate::crowd`] for the formats.
+#[derive(Debug, Clone, Copy)]
+pub struct Actors<'a> {
+    /// Placement records.
+    pub placements: &'a [f32],
+    /// Floats per placement record.
+    pub placement_stride: usize,
+    /// Offset of a full-transform record's eight basis floats, or `None` for yaw and scale.
+    pub basis_at: Option<usize>,
+    /// State records.
+    pub states: &'a [f32],
+    /// Floats per state record.
+    pub state_stride: usize,
+    /// Number of actors.
+    pub count: usize,
+}
+
+impl<'a> Actors<'a> {
+    /// Actors stored as today's interleaved records (`stride` floats each: 8, or 16 with full
+    /// transforms; placement at 0, state at 4, basis at 8).
+    pub fn interleaved(records: &'a [f32], stride: usize, count: usize) -> Self {
+        Actors {
+            placements: records,
+            placement_stride: stride,
+            basis_at: (stride > 8).then_some(8),
+            states: records.get(4..).unwrap_or(&[]),
+            state_stride: stride,
+            count,
+        }
+    }
+
+    /// Actor `i`'s scale as the LOD formula takes it: its uniform scale, or its basis' longest
+    /// column.
+    fn size(&self, i: usize) -> Option<f32> {
+        match self.basis_at {
+            Some(at) => {
+                let p = i * self.placement_stride;
+                let t = self.placements.get(p + at..p + at + 8)?;
+                let zz = *self.placements.get(p + 3)?;
+                let cols = [
+                    Vec3::new(t[0], t[1], t[2]),
+                    Vec3::new(t[3], t[4], t[5]),
+                    Vec3::new(t[6], t[7], zz),
+                ];
+                Some(cols.iter().map(|c| c.length()).fold(0.0, f32::max))
+            }
+            None => Some(unpack_half2(*self.states.get(i * self.state_stride + 2)?).1),
+        }
+    }
+
+    /// The placed box (centre, half extents) of character-space bounds `b` on actor `i`, for
+    /// any yaw when `any_yaw`. Returns `None` when the record is missing or not finite.
+    fn placed_box(&self, i: usize, b: &Bounds, any_yaw: bool) -> Option<(Vec3, Vec3, f32)> {
+        let p = self
+            .placements
+            .get(i * self.placement_stride..i * self.placement_stride + 4)?;
+        let s = self.states.get(i * self.state_stride + 2)?;
+        let position = Vec3::new(p[0], p[1], p[2]);
+        let (cols, size) = match self.basis_at {
+            Some(at) => {
+                let at = i * self.placement_stride + at;
+                let t = self.placements.get(at..at + 8)?;
+                let cols = [
+                    Vec3::new(t[0], t[1], t[2]),
+                    Vec3::new(t[3], t[4], t[5]),
+                    Vec3::new(t[6], t[7], p[3]),
+                ];
+                let size = cols.iter().map(|c| c.length()).fold(0.0, f32::max);
+                (cols, size)
+            }
+            None => {
+                let scale = unpack_half2(*s).1;
+                let (sin, cos) = p[3].sin_cos();
+                let cols = [
+                    Vec3::new(cos, 0.0, -sin) * scale,
+                    Vec3::new(0.0, scale, 0.0),
+                    Vec3::new(sin, 0.0, cos) * scale,
+                ];
+                (cols, scale)
+            }
+        };
+        let (c, e) = (b.center(), b.size() * 0.5);
+        let mut center = cols[0] * c.x + cols[1] * c.y + cols[2] * c.z;
+        let mut half = cols[0].abs() * e.x + cols[1].abs() * e.y + cols[2].abs() * e.z;
+        if any_yaw {
+            // Any turn about +Y: the box's farthest horizontal corner sweeps a circle.
+            let r = (Vec3::new(center.x.abs() + half.x, 0.0, center.z.abs() + half.z)).length();
+            center = Vec3::new(0.0, center.y, 0.0);
+            half = Vec3::new(r, half.y, r);
+        }
+        let center = center + position;
+        (center.is_finite() && half.is_finite()).then_some((center, half, size))
+    }
+}
+
+/// Character-space bounds of actor `i` this frame: its clip's, and its previous clip's while the
+/// shader still blends from it (`blend_time > 0` and `time - start < blend_time`, as the shader
+/// decides). Clips past the table use the union of all clips.
+fn actor_bounds(actors: &Actors, i: usize, shape: &CrowdShape, time: f32) -> Option<Bounds> {
+    let s = actors
+        .states
+        .get(i * actors.state_stride..i * actors.state_stride + 4)?;
+    let code = s[1] as u32;
+    let clip_bounds = |clip: u32| {
+        shape
+            .clip_bounds
+            .get(clip as usize)
+            .copied()
+            .unwrap_or_else(|| {
+                shape
+                    .clip_bounds
+                    .iter()
+                    .fold(Bounds::empty(), |a, b| a.union(b))
+            })
+    };
+    let mut b = clip_bounds(code % CLIP_CODE_BASE);
+    let blend = unpack_half2(s[3]).1 - BLEND_BIAS;
+    if blend > 0.0 && time - s[0] < blend {
+        b = b.union(&clip_bounds(code / CLIP_CODE_BASE));
+    }
+    Some(b)
+}
+
+/// True if the box (centre `c`, half extents `e`), moved by each of `0` and `sweep`, stays
+/// outside one plane at both ends (then the swept box misses the frustum).
+fn outside(planes: &[Plane], c: Vec3, e: Vec3, sweep: Vec3) -> bool {
+    planes.iter().any(|pl| {
+        let dist = pl.normal.dot(c) - pl.d;
+        let r = pl.normal.abs().dot(e);
+        dist > r && dist + pl.normal.dot(sweep) > r
+    })
+}
+
+/// The crowd frame's state: the per-actor classes of the last run (kept for hysteresis) and the
+/// instance lists it wrote.
+#[derive(Debug, Default)]
+pub struct CrowdFrame {
+    /// Per actor: [`CULLED`], a level, or [`SHADOW_ONLY`] | level.
+    classes: Vec<u8>,
+    /// Per model, `2 * levels` lists: the view lists of each level, then the shadow-only lists.
+    lists: Vec<Vec<Vec<u32>>>,
+    /// Actors in view per level.
+    lod_counts: Vec<u32>,
+    /// Actors outside the view kept for their shadows.
+    shadow_only: u32,
+}
+
+impl CrowdFrame {
+    /// An empty frame.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forgets every actor's last level (after the crowd was rebuilt).
+    pub fn reset(&mut self) {
+        self.classes.clear();
+    }
+
+    /// Culls and picks levels for `actors` seen by `view` (`None`: no camera, so nothing is
+    /// culled and every actor draws level 0 unless forced), then writes each model's instances
+    /// (`models[m]`, texels as `u32::from_le_bytes` of [`crate::crowd::pack_model_instance`]) into
+    /// the lists of its level. Instances naming an actor past `actors.count` are dropped.
+    pub fn run(
+        &mut self,
+        actors: &Actors,
+        models: &[&[u32]],
+        shape: &CrowdShape,
+        view: Option<&View>,
+        settings: &FrameSettings,
+    ) {
+        let levels = shape.levels().min(MAX_LEVELS);
+        let top = (levels - 1).min(usize::from(settings.max_lod)) as u8;
+        self.classes.resize(actors.count, CULLED);
+        let classify = Classifier {
+            actors,
+            shape,
+            view,
+            settings,
+            top,
+        };
+        let n = actors.count;
+        let counts = if n >= PARALLEL_MIN_ITEMS {
+            self.classes
+                .par_chunks_mut(FRAME_CHUNK)
+                .enumerate()
+                .map(|(c, out)| classify.range(c * FRAME_CHUNK, out, levels))
+                .reduce(|| vec![0; levels + 1], add_counts)
+        } else {
+            classify.range(0, &mut self.classes, levels)
+        };
+        self.shadow_only = counts[levels];
+        self.lod_counts.clear();
+        self.lod_counts.extend_from_slice(&counts[..levels]);
+
+        self.lists.resize_with(models.len(), Vec::new);
+        let shadow_lod = settings.shadow_lod.filter(|_| settings.cast_shadows);
+        let classes = &self.classes;
+        let fill = |(m, lists): (usize, &mut Vec<Vec<u32>>)| {
+            let last = shape.model_levels.get(m).map_or(1, |&l| l.max(1)) - 1;
+            lists.resize_with(2 * levels, Vec::new);
+            lists.iter_mut().for_each(Vec::clear);
+            fill_model(models[m], classes, last, levels, shadow_lod, lists);
+        };
+        let total: usize = models.iter().map(|m| m.len()).sum();
+        if total >= PARALLEL_MIN_ITEMS {
+            self.lists.par_iter_mut().enumerate().for_each(fill);
+        } else {
+            self.lists.iter_mut().enumerate().for_each(fill);
+        }
+    }
+
+    /// Model `model`'s instances drawn at `level` in the view this frame.
+    pub fn view_list(&self, model: usize, level: usize) -> &[u32] {
+        self.list(model, level)
+    }
+
+    /// Model `model`'s instances that only cast shadows, from the mesh of `level`.
+    pub fn shadow_list(&self, model: usize, level: usize) -> &[u32] {
+        let levels = self.lists.get(model).map_or(0, |l| l.len() / 2);
+        self.list(model, levels + level)
+    }
+
+    fn list(&self, model: usize, slot: usize) -> &[u32] {
+        self.lists
+            .get(model)
+            .and_then(|l| l.get(slot))
+            .map_or(&[], |l| l.as_slice())
+    }
+
+    /// Actors drawn in the view at each level, from level 0.
+    pub fn lod_counts(&self) -> &[u32] {
+        &self.lod_counts
+    }
+
+    /// Actors outside the view kept for the shadows they cast into it.
+    pub fn shadow_only_count(&self) -> u32 {
+        self.shadow_only
+    }
+}
+
+fn add_counts(mut a: Vec<u32>, b: Vec<u32>) -> Vec<u32> {
+    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+    a
+}
+
+/// Sorts one model's instances into its lists by their actors' classes.
+fn fill_model(
+    instances: &[u32],
+    classes: &[u8],
+    last: u8,
+    levels: usize,
+    shadow_lod: Option<u8>,
+    lists: &mut [Vec<u32>],
+) {
+    let shadow_slot = shadow_lod.map(|s| levels + usize::from(s.min(last)));
+    for &texel in instances {
+        let actor = (texel & 0x00ff_ffff) as usize;
+        let Some(&class) = classes.get(actor) else {
+            continue;
+        };
+        if class == CULLED {
+            continue;
+        }
+        let level = usize::from((class & !SHADOW_ONLY).min(last));
+        if class & SHADOW_ONLY == 0 {
+            lists[level].push(texel);
+        }
+        match shadow_slot {
+            Some(slot) => lists[slot].push(texel),
+            None if class & SHADOW_ONLY != 0 => lists[levels + level].push(texel),
+            None => {}
+        }
+    }
+}
+
+/// The actor pass, shared by its tasks.
+struct Classifier<'a> {
+    actors: &'a Actors<'a>,
+    shape: &'a CrowdShape,
+    view: Option<&'a View>,
+    settings: &'a FrameSettings,
+    /// The highest level an actor may get.
+    top: u8,
+}
+
+impl Classifier<'_> {
+    /// Classifies actors `start..start + out.len()` into `out` (which holds last frame's classes)
+    /// and returns the actors per level in view, then the shadow-only count.
+    fn range(&self, start: usize, out: &mut [u8], levels: usize) -> Vec<u32> {
+        let mut counts = vec![0u32; levels + 1];
+        for (k, class) in out.iter_mut().enumerate() {
+            *class = self.classify(start + k, *class);
+            match *class {
+                CULLED => {}
+                c if c & SHADOW_ONLY != 0 => counts[levels] += 1,
+                c => counts[usize::from(c)] += 1,
+            }
+        }
+        counts
+    }
+
+    fn classify(&self, i: usize, previous: u8) -> u8 {
+        let s = self.settings;
+        let Some(view) = self.view else {
+            return s.force_lod.unwrap_or(0).min(self.top);
+        };
+        let mut flag = 0;
+        let mut size = 1.0;
+        if s.culling {
+            let Some(bounds) = actor_bounds(self.actors, i, self.shape, s.time) else {
+                return CULLED;
+            };
+            let Some((c, e, placed_size)) = self.actors.placed_box(i, &bounds, s.any_yaw) else {
+                return CULLED;
+            };
+            size = placed_size;
+            if outside(&view.planes, c, e, Vec3::ZERO) {
+                let casts = s.cast_shadows
+                    && view
+                        .shadow_sweeps
+                        .iter()
+                        .any(|&sweep| !outside(&view.planes, c, e, sweep));
+                if !casts {
+                    return CULLED;
+                }
+                flag = SHADOW_ONLY;
+            }
+        } else if self.shape.lod.is_some() && s.force_lod.is_none() {
+            // Not culled: only the scale is needed, for the level.
+            size = self.actors.size(i).unwrap_or(1.0);
+        }
+        let level = match (s.force_lod, self.shape.lod) {
+            (Some(forced), _) => forced.min(self.top),
+            (None, None) => 0,
+            (None, Some((curve, diameter))) => {
+                let p = &self.actors.placements[i * self.actors.placement_stride..];
+                let position = Vec3::new(p[0], p[1], p[2]);
+                let d = diameter * size;
+                let value = match view.projection {
+                    Projection::Perspective { screen_constant } => {
+                        curve.value(position.distance(view.camera), d, screen_constant)
+                    }
+                    Projection::Orthographic { height } => {
+                        curve.value(height, d, 1.0 / REFERENCE_IMAGE_HEIGHT)
+                    }
+                };
+                let prev = (previous != CULLED).then_some(previous & !SHADOW_ONLY);
+                pick_level(value + s.lod_bias, prev, self.top)
+            }
+        };
+        level | flag
+    }
+}
+
+#[cfg(test)]
+#[path = "crowd_frame_tests.rs"]
+mod tests;

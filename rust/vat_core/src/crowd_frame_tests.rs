@@ -1,0 +1,587 @@
+use glam::Vec3;
+
+use super::*;
+use crate::crowd::{pack_actor_record, pack_model_instance, yaw_basis, ActorState};
+use crate::lod_distance::{actor_diameter, screen_constant, DEFAULT_SWITCH_DISTANCES};
+
+/// The generated soldier's size: 0.8 x 1.8 x 0.6 m, feet at 0.
+fn soldier() -> Bounds {
+    Bounds {
+        min: Vec3::new(-0.4, 0.0, -0.3),
+        max: Vec3::new(0.4, 1.8, 0.3),
+    }
+}
+
+/// A shape of one clip per entry of `clips`, with `levels` levels on one model and the soldier's
+/// LOD curve.
+fn shape(clips: &[Bounds], levels: &[u8]) -> CrowdShape {
+    let d = actor_diameter(&soldier(), 1.0);
+    CrowdShape {
+        clip_bounds: clips.to_vec(),
+        lod: Some((LodCurve::calibrate(d, DEFAULT_SWITCH_DISTANCES).unwrap(), d)),
+        model_levels: levels.to_vec(),
+    }
+}
+
+/// A view of the box [-10, 10]^3 (six outward planes), camera at `camera`, 30 degrees.
+fn box_view(camera: Vec3) -> View {
+    let axes = [Vec3::X, Vec3::Y, Vec3::Z];
+    let planes = axes
+        .iter()
+        .flat_map(|&a| [a, -a])
+        .map(|normal| Plane { normal, d: 10.0 })
+        .collect();
+    View {
+        planes,
+        camera,
+        projection: Projection::Perspective {
+            screen_constant: screen_constant(30f32.to_radians()),
+        },
+        shadow_sweeps: Vec::new(),
+    }
+}
+
+/// Interleaved records of `states` (8 floats, or 16 with `bases`).
+fn records(states: &[ActorState], bases: Option<&[[Vec3; 3]]>) -> (Vec<f32>, usize) {
+    let stride = if bases.is_some() { 16 } else { 8 };
+    let mut out = vec![0.0; states.len() * stride];
+    for (i, s) in states.iter().enumerate() {
+        let basis = bases.map(|b| b[i]);
+        pack_actor_record(s, basis, &mut out[i * stride..(i + 1) * stride]);
+    }
+    (out, stride)
+}
+
+fn at(position: Vec3) -> ActorState {
+    ActorState {
+        position,
+        ..ActorState::default()
+    }
+}
+
+/// Runs one frame over `states` carrying one model and returns the lists' actor ids per view
+/// level, then per shadow level.
+fn run(
+    frame: &mut CrowdFrame,
+    states: &[ActorState],
+    bases: Option<&[[Vec3; 3]]>,
+    shape: &CrowdShape,
+    view: Option<&View>,
+    settings: &FrameSettings,
+) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
+    let (recs, stride) = records(states, bases);
+    let actors = Actors::interleaved(&recs, stride, states.len());
+    let texels: Vec<u32> = (0..states.len() as u32)
+        .map(|i| u32::from_le_bytes(pack_model_instance(i, 7)))
+        .collect();
+    frame.run(&actors, &[&texels], shape, view, settings);
+    let ids = |l: &[u32]| {
+        assert!(l.iter().all(|t| t >> 24 == 7), "the look byte is kept");
+        l.iter().map(|t| t & 0xff_ffff).collect::<Vec<_>>()
+    };
+    let levels = shape.levels();
+    (
+        (0..levels).map(|l| ids(frame.view_list(0, l))).collect(),
+        (0..levels).map(|l| ids(frame.shadow_list(0, l))).collect(),
+    )
+}
+
+fn drawn(lists: &(Vec<Vec<u32>>, Vec<Vec<u32>>)) -> Vec<u32> {
+    let mut all: Vec<u32> = lists.0.iter().flatten().copied().collect();
+    all.sort();
+    all
+}
+
+#[test]
+fn actors_just_inside_each_plane_are_drawn_and_just_outside_are_not() {
+    let shape = shape(&[soldier()], &[1]);
+    let view = box_view(Vec3::new(0.0, 5.0, 0.0));
+    // The soldier's box reaches 0.4 in x, 1.8 up, 0.3 in z: place it 0.05 inside and 0.05
+    // outside of each plane.
+    let reach = [
+        (Vec3::X, 0.4),
+        (-Vec3::X, 0.4),
+        (Vec3::Y, 0.0),
+        (-Vec3::Y, 1.8),
+        (Vec3::Z, 0.3),
+        (-Vec3::Z, 0.3),
+    ];
+    let mut states = Vec::new();
+    for (axis, r) in reach {
+        states.push(at(axis * (10.0 + r - 0.05)));
+        states.push(at(axis * (10.0 + r + 0.05)));
+    }
+    let mut frame = CrowdFrame::new();
+    let lists = run(
+        &mut frame,
+        &states,
+        None,
+        &shape,
+        Some(&view),
+        &FrameSettings::default(),
+    );
+    assert_eq!(drawn(&lists), vec![0, 2, 4, 6, 8, 10]);
+    assert_eq!(frame.lod_counts(), &[6]);
+    // Culling off draws every one.
+    let off = FrameSettings {
+        culling: false,
+        ..FrameSettings::default()
+    };
+    let lists = run(&mut frame, &states, None, &shape, Some(&view), &off);
+    assert_eq!(drawn(&lists).len(), 12);
+    // No camera: nothing culled, level 0.
+    let lists = run(
+        &mut frame,
+        &states,
+        None,
+        &shape,
+        None,
+        &FrameSettings::default(),
+    );
+    assert_eq!(lists.0[0].len(), 12);
+}
+
+#[test]
+fn scale_grows_the_placed_volume() {
+    let shape = shape(&[soldier()], &[1]);
+    let view = box_view(Vec3::ZERO);
+    // At x = 11.5 the box reaches 11.1 at scale 1 (out) and 9.9 at scale 4 (in).
+    let small = at(Vec3::new(11.5, 0.0, 0.0));
+    let big = ActorState {
+        scale: 4.0,
+        ..small
+    };
+    let mut frame = CrowdFrame::new();
+    let lists = run(
+        &mut frame,
+        &[small, big],
+        None,
+        &shape,
+        Some(&view),
+        &FrameSettings::default(),
+    );
+    assert_eq!(drawn(&lists), vec![1]);
+}
+
+#[test]
+fn yaw_and_full_transforms_turn_the_volume() {
+    // A spear along z: 6 m long, 0.2 m thick.
+    let spear = Bounds {
+        min: Vec3::new(-0.1, 0.0, -3.0),
+        max: Vec3::new(0.1, 1.0, 3.0),
+    };
+    let shape = shape(&[spear], &[1]);
+    let view = box_view(Vec3::ZERO);
+    let p = Vec3::new(12.0, 0.0, 0.0);
+    let quarter = std::f32::consts::FRAC_PI_2;
+    let states = [
+        at(p),
+        ActorState {
+            yaw: quarter,
+            ..at(p)
+        },
+        ActorState { yaw: 0.3, ..at(p) },
+    ];
+    let mut frame = CrowdFrame::new();
+    let settings = FrameSettings::default();
+    let lists = run(&mut frame, &states, None, &shape, Some(&view), &settings);
+    // Turned a quarter, the spear reaches 9 m in x; turned 0.3 rad, 12 - 3 sin 0.3 - 0.1 > 10.
+    assert_eq!(drawn(&lists), vec![1]);
+    // The same turns as full transforms, plus a roll that lays a 1 m tall box along -x.
+    let roll = glam::Mat3::from_rotation_z(quarter);
+    let tall = Bounds {
+        min: Vec3::new(-0.1, 0.0, -0.1),
+        max: Vec3::new(0.1, 3.0, 0.1),
+    };
+    let bases = [
+        yaw_basis(0.0),
+        yaw_basis(quarter),
+        [roll.x_axis, roll.y_axis, roll.z_axis],
+    ];
+    let lists = run(
+        &mut frame,
+        &states,
+        Some(&bases),
+        &shape,
+        Some(&view),
+        &settings,
+    );
+    assert_eq!(drawn(&lists), vec![1]);
+    let shape = self::shape(&[tall], &[1]);
+    let lists = run(
+        &mut frame,
+        &states,
+        Some(&bases),
+        &shape,
+        Some(&view),
+        &settings,
+    );
+    // Rolled, the 3 m tall box lies from x = 9 to 12: drawn; upright, it stays at x = 12.
+    assert_eq!(drawn(&lists), vec![2]);
+    // Billboard actors are bounded for any yaw: the spear reaches 9 m in x whatever its yaw.
+    let any = FrameSettings {
+        any_yaw: true,
+        ..settings
+    };
+    let shape = self::shape(&[spear], &[1]);
+    let lists = run(&mut frame, &states[..1], None, &shape, Some(&view), &any);
+    assert_eq!(drawn(&lists), vec![0]);
+}
+
+#[test]
+fn a_cross_fade_keeps_the_previous_clips_volume() {
+    // Clip 0 is small; clip 1 reaches 5 m forward (a lunge).
+    let lunge = Bounds {
+        min: Vec3::new(-0.4, 0.0, -0.3),
+        max: Vec3::new(5.0, 1.8, 0.3),
+    };
+    let shape = shape(&[soldier(), lunge], &[1]);
+    let view = box_view(Vec3::ZERO);
+    // At x = -13 only the lunge's box reaches into the view (-8): fading from the lunge (clip 1)
+    // into clip 0 since t = 1 over 0.5 s.
+    let fading = ActorState {
+        position: Vec3::new(-13.0, 0.0, 0.0),
+        clip: 0,
+        prev_clip: 1,
+        start_time: 1.0,
+        blend_time: 0.5,
+        ..ActorState::default()
+    };
+    let mut frame = CrowdFrame::new();
+    for (time, visible) in [
+        (0.5, true),
+        (1.2, true),
+        (1.49, true),
+        (1.51, false),
+        (9.0, false),
+    ] {
+        let settings = FrameSettings {
+            time,
+            ..FrameSettings::default()
+        };
+        let lists = run(&mut frame, &[fading], None, &shape, Some(&view), &settings);
+        assert_eq!(!drawn(&lists).is_empty(), visible, "at time {time}");
+    }
+    // Playing the lunge itself, it is drawn.
+    let lunging = ActorState {
+        clip: 1,
+        prev_clip: 1,
+        ..fading
+    };
+    let lists = run(
+        &mut frame,
+        &[lunging],
+        None,
+        &shape,
+        Some(&view),
+        &FrameSettings::default(),
+    );
+    assert_eq!(drawn(&lists), vec![0]);
+}
+
+#[test]
+fn shadows_falling_into_the_view_keep_an_actor_for_its_shadow() {
+    let shape = shape(&[soldier()], &[2]);
+    let mut view = box_view(Vec3::ZERO);
+    // Outside beyond +x; a light travelling toward -x with 5 m of shadow reaches back in.
+    let outside = at(Vec3::new(13.0, 0.0, 0.0));
+    let inside = at(Vec3::new(0.0, 0.0, 0.0));
+    let far = at(Vec3::new(30.0, 0.0, 0.0));
+    view.shadow_sweeps = vec![Vec3::new(-5.0, 0.0, 0.0)];
+    let mut frame = CrowdFrame::new();
+    let settings = FrameSettings::default();
+    let lists = run(
+        &mut frame,
+        &[inside, outside, far],
+        None,
+        &shape,
+        Some(&view),
+        &settings,
+    );
+    assert_eq!(lists.0[0], vec![0], "only the actor inside is drawn");
+    assert_eq!(lists.1[0], vec![1], "the one just outside casts its shadow");
+    assert_eq!(frame.shadow_only_count(), 1);
+    // A light travelling the other way, or a crowd casting no shadows: culled.
+    view.shadow_sweeps = vec![Vec3::new(5.0, -1.0, 0.0)];
+    let lists = run(
+        &mut frame,
+        &[inside, outside, far],
+        None,
+        &shape,
+        Some(&view),
+        &settings,
+    );
+    assert!(lists.1.iter().all(|l| l.is_empty()));
+    view.shadow_sweeps = vec![Vec3::new(-5.0, 0.0, 0.0)];
+    let no_shadows = FrameSettings {
+        cast_shadows: false,
+        ..settings
+    };
+    let lists = run(
+        &mut frame,
+        &[inside, outside, far],
+        None,
+        &shape,
+        Some(&view),
+        &no_shadows,
+    );
+    assert!(lists.1.iter().all(|l| l.is_empty()));
+    // shadow_lod: every caster goes to the shadow list of that level, drawn or not.
+    let shadow_lod = FrameSettings {
+        shadow_lod: Some(1),
+        ..settings
+    };
+    let lists = run(
+        &mut frame,
+        &[inside, outside, far],
+        None,
+        &shape,
+        Some(&view),
+        &shadow_lod,
+    );
+    assert_eq!(lists.0[0], vec![0]);
+    assert_eq!(lists.1[0], Vec::<u32>::new());
+    assert_eq!(lists.1[1], vec![0, 1]);
+}
+
+#[test]
+fn levels_follow_the_shared_formula_and_scale() {
+    let shape = shape(&[soldier()], &[3]);
+    let view = View {
+        planes: Vec::new(),
+        ..box_view(Vec3::ZERO)
+    };
+    // Level 1 starts at 93.3 m and level 2 at 167.9 m at scale 1; twice as far at scale 2.
+    let states = [
+        at(Vec3::new(0.0, 0.0, 80.0)),
+        at(Vec3::new(0.0, 0.0, -100.0)),
+        at(Vec3::new(170.0, 0.0, 0.0)),
+        ActorState {
+            scale: 2.0,
+            ..at(Vec3::new(0.0, 0.0, 190.0))
+        },
+        at(Vec3::new(0.0, 0.0, 1000.0)),
+    ];
+    let mut frame = CrowdFrame::new();
+    let lists = run(
+        &mut frame,
+        &states,
+        None,
+        &shape,
+        Some(&view),
+        &FrameSettings::default(),
+    );
+    assert_eq!(lists.0, vec![vec![0], vec![1, 3], vec![2, 4]]);
+    assert_eq!(frame.lod_counts(), &[1, 2, 2]);
+    // A full transform scaled by 2 in every axis switches like scale 2.
+    let scaled = [yaw_basis(0.0).map(|c| c * 2.0)];
+    let mut frame = CrowdFrame::new();
+    let lists = run(
+        &mut frame,
+        &states[3..4],
+        Some(&scaled),
+        &shape,
+        Some(&view),
+        &FrameSettings::default(),
+    );
+    assert_eq!(lists.0[1], vec![0]);
+    // An orthographic camera showing 2 tan(15 deg) * 100 m: level 1 wherever the actor stands.
+    let ortho = View {
+        projection: Projection::Orthographic {
+            height: 2.0 * 15f32.to_radians().tan() * 100.0,
+        },
+        ..view.clone()
+    };
+    let mut frame = CrowdFrame::new();
+    let lists = run(
+        &mut frame,
+        &states[..3],
+        None,
+        &shape,
+        Some(&ortho),
+        &FrameSettings::default(),
+    );
+    assert_eq!(lists.0[1], vec![0, 1, 2]);
+}
+
+#[test]
+fn hysteresis_holds_a_level_near_its_boundary() {
+    let shape = shape(&[soldier()], &[3]);
+    let view = box_view(Vec3::ZERO);
+    let view = View {
+        planes: Vec::new(),
+        ..view
+    };
+    let mut frame = CrowdFrame::new();
+    let settings = FrameSettings::default();
+    let level_at = |frame: &mut CrowdFrame, z: f32| {
+        let lists = run(
+            frame,
+            &[at(Vec3::new(0.0, 0.0, z))],
+            None,
+            &shape,
+            Some(&view),
+            &settings,
+        );
+        lists.0.iter().position(|l| !l.is_empty()).unwrap()
+    };
+    // Walking out past 93.3 m: still level 0 just past it (within the hysteresis), then 1.
+    assert_eq!(level_at(&mut frame, 90.0), 0);
+    assert_eq!(level_at(&mut frame, 95.0), 0);
+    assert_eq!(level_at(&mut frame, 105.0), 1);
+    // Walking back in: level 1 holds just inside the boundary, then drops to 0.
+    assert_eq!(level_at(&mut frame, 91.0), 1);
+    assert_eq!(level_at(&mut frame, 80.0), 0);
+    // A fresh frame has no history: 95 m is level 1 at once.
+    let mut fresh = CrowdFrame::new();
+    assert_eq!(level_at(&mut fresh, 95.0), 1);
+    fresh.reset();
+    assert_eq!(level_at(&mut fresh, 92.0), 0);
+}
+
+#[test]
+fn bias_max_and_forced_levels() {
+    let shape = shape(&[soldier()], &[4]);
+    let view = View {
+        planes: Vec::new(),
+        ..box_view(Vec3::ZERO)
+    };
+    let states = [
+        at(Vec3::new(0.0, 0.0, 50.0)),
+        at(Vec3::new(0.0, 0.0, 400.0)),
+    ];
+    let levels = |settings: FrameSettings| {
+        let mut frame = CrowdFrame::new();
+        let lists = run(&mut frame, &states, None, &shape, Some(&view), &settings);
+        states
+            .iter()
+            .enumerate()
+            .map(|(i, _)| {
+                lists
+                    .0
+                    .iter()
+                    .position(|l| l.contains(&(i as u32)))
+                    .unwrap()
+            })
+            .collect::<Vec<_>>()
+    };
+    let base = FrameSettings::default();
+    assert_eq!(levels(base), vec![0, 3]);
+    assert_eq!(
+        levels(FrameSettings {
+            lod_bias: 1.5,
+            ..base
+        }),
+        vec![1, 3]
+    );
+    assert_eq!(
+        levels(FrameSettings {
+            lod_bias: -2.0,
+            ..base
+        }),
+        vec![0, 1]
+    );
+    assert_eq!(levels(FrameSettings { max_lod: 1, ..base }), vec![0, 1]);
+    assert_eq!(
+        levels(FrameSettings {
+            force_lod: Some(2),
+            ..base
+        }),
+        vec![2, 2]
+    );
+    assert_eq!(
+        levels(FrameSettings {
+            force_lod: Some(9),
+            ..base
+        }),
+        vec![3, 3]
+    );
+    assert_eq!(
+        levels(FrameSettings {
+            force_lod: Some(3),
+            max_lod: 2,
+            ..base
+        }),
+        vec![2, 2]
+    );
+}
+
+#[test]
+fn each_model_draws_at_most_its_last_level_and_culled_instances_are_dropped() {
+    // Model 0 has 3 levels, model 1 (a sword without LOD meshes) 1.
+    let shape = shape(&[soldier()], &[3, 1]);
+    let view = box_view(Vec3::ZERO);
+    let view = View {
+        planes: vec![Plane {
+            normal: Vec3::X,
+            d: 0.0,
+        }],
+        ..view
+    };
+    let states = [
+        at(Vec3::new(-10.0, 0.0, 0.0)),
+        at(Vec3::new(-300.0, 0.0, 0.0)),
+        at(Vec3::new(50.0, 0.0, 0.0)),
+    ];
+    let (recs, stride) = records(&states, None);
+    let actors = Actors::interleaved(&recs, stride, states.len());
+    let t = |actor: u32, look: u8| u32::from_le_bytes(pack_model_instance(actor, look));
+    let body = [t(0, 1), t(1, 2), t(2, 3)];
+    let sword = [t(1, 4), t(2, 5), t(0, 6), t(9, 0)];
+    let mut frame = CrowdFrame::new();
+    frame.run(
+        &actors,
+        &[&body, &sword],
+        &shape,
+        Some(&view),
+        &FrameSettings::default(),
+    );
+    assert_eq!(frame.view_list(0, 0), &[t(0, 1)]);
+    assert_eq!(frame.view_list(0, 2), &[t(1, 2)]);
+    assert_eq!(
+        frame.view_list(1, 0),
+        &[t(1, 4), t(0, 6)],
+        "in list order, actor 9 dropped"
+    );
+    assert!(frame.view_list(1, 1).is_empty());
+    assert_eq!(frame.lod_counts(), &[1, 0, 1]);
+}
+
+#[test]
+fn a_large_crowd_splits_into_tasks_with_the_same_answer() {
+    let shape = shape(&[soldier()], &[3]);
+    let mut view = box_view(Vec3::new(0.0, 2.0, -150.0));
+    for p in &mut view.planes {
+        p.d = 120.0;
+    }
+    let n = PARALLEL_MIN_ITEMS + 1000;
+    let states: Vec<ActorState> = (0..n)
+        .map(|i| {
+            let f = i as f32;
+            at(Vec3::new(
+                (f * 0.37) % 300.0 - 150.0,
+                0.0,
+                (f * 0.11) % 300.0 - 150.0,
+            ))
+        })
+        .collect();
+    let mut big = CrowdFrame::new();
+    let settings = FrameSettings::default();
+    let all = run(&mut big, &states, None, &shape, Some(&view), &settings);
+    let mut small = CrowdFrame::new();
+    let some = run(
+        &mut small,
+        &states[..5000],
+        None,
+        &shape,
+        Some(&view),
+        &settings,
+    );
+    for l in 0..3 {
+        let head: Vec<u32> = all.0[l].iter().copied().filter(|&a| a < 5000).collect();
+        assert_eq!(head, some.0[l], "level {l}");
+    }
+    let total: u32 = big.lod_counts().iter().sum();
+    assert_eq!(total as usize, all.0.iter().map(Vec::len).sum::<usize>());
+    assert!(total > 0 && (total as usize) < n, "some culled, some drawn");
+}

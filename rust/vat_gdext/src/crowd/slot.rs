@@ -1,0 +1,168 @@
+//! One MultiMeshInstance3D of a crowd model: the mesh of one level of detail, drawn in the view or
+//! for shadows only, over its own instance list (written by the crowd frame).
+
+use godot::classes::geometry_instance_3d::ShadowCastingSetting;
+use godot::classes::image::Format;
+use godot::classes::multi_mesh::{PhysicsInterpolationQuality, TransformFormat};
+use godot::classes::node::{InternalMode, PhysicsInterpolationMode};
+use godot::classes::{
+    ArrayMesh, ImageTexture, MultiMesh, MultiMeshInstance3D, Node3D, ShaderMaterial,
+};
+use godot::prelude::*;
+
+use super::data_texture::DataTexture;
+
+/// Tints of `lod_debug_colors`, by level (later levels repeat the list): pure colours, the same
+/// in linear and sRGB, so a test can find them on screen.
+pub const LOD_COLORS: [Color; 6] = [
+    Color::from_rgb(0.0, 1.0, 0.0),
+    Color::from_rgb(1.0, 1.0, 0.0),
+    Color::from_rgb(1.0, 0.0, 0.0),
+    Color::from_rgb(0.0, 0.0, 1.0),
+    Color::from_rgb(1.0, 0.0, 1.0),
+    Color::from_rgb(0.0, 1.0, 1.0),
+];
+
+/// One (model, level, view or shadow) MultiMesh.
+pub struct Slot {
+    instance: Gd<MultiMeshInstance3D>,
+    multimesh: Gd<MultiMesh>,
+    /// One per surface of the level's mesh.
+    pub materials: Vec<Gd<ShaderMaterial>>,
+    /// This slot's model-instance texels.
+    indices: DataTexture,
+    mm_capacity: usize,
+    /// Instances drawn now.
+    pub count: usize,
+    /// The level of detail it draws.
+    pub level: u8,
+    /// Shadows only.
+    pub shadow: bool,
+    /// Vertices of its mesh.
+    pub vertices: i64,
+}
+
+impl Slot {
+    /// A slot drawing `mesh` (a level's mesh, duplicated so it carries `materials`) as an internal
+    /// child of `owner`.
+    pub fn new(
+        owner: &mut Gd<Node3D>,
+        mesh: &Gd<ArrayMesh>,
+        materials: Vec<Gd<ShaderMaterial>>,
+        level: u8,
+        shadow: bool,
+        max_texture_size: u32,
+    ) -> Self {
+        let mut mesh: Gd<ArrayMesh> = mesh.duplicate_resource();
+        let mut vertices = 0i64;
+        for s in 0..mesh.get_surface_count() {
+            // A level's mesh has the surfaces of LOD0 (maybe fewer): surface s takes LOD0's
+            // material s.
+            if let Some(m) = materials.get(s as usize).or(materials.last()) {
+                mesh.surface_set_material(s, m);
+            }
+            vertices += i64::from(mesh.surface_get_array_len(s));
+        }
+        let mut multimesh = MultiMesh::new_gd();
+        multimesh.set_transform_format(TransformFormat::TRANSFORM_3D);
+        multimesh.set_physics_interpolation_quality(PhysicsInterpolationQuality::FAST);
+        multimesh.set_mesh(&mesh);
+        let mut instance = MultiMeshInstance3D::new_alloc();
+        instance.set_multimesh(&multimesh);
+        instance.set_physics_interpolation_mode(PhysicsInterpolationMode::OFF);
+        instance.set_visible(false);
+        if shadow {
+            instance.set_cast_shadows_setting(ShadowCastingSetting::SHADOWS_ONLY);
+        }
+        owner
+            .add_child_ex(&instance)
+            .internal(InternalMode::BACK)
+            .done();
+        Self {
+            instance,
+            multimesh,
+            materials,
+            indices: DataTexture::new(Format::RGBA8, 4, 1, 0, max_texture_size),
+            mm_capacity: 0,
+            count: 0,
+            level,
+            shadow,
+            vertices,
+        }
+    }
+
+    /// Writes this frame's instances (texels as `u32::from_le_bytes`), marking the texture for
+    /// upload only if a texel changed.
+    pub fn write(&mut self, list: &[u32]) {
+        let n = list.len();
+        self.indices.reserve(n);
+        let bytes = &mut self.indices.bytes_mut_untracked()[..n * 4];
+        let mut changed = false;
+        for (dst, t) in bytes.chunks_exact_mut(4).zip(list) {
+            let new = t.to_le_bytes();
+            changed |= *dst != new;
+            dst.copy_from_slice(&new);
+        }
+        if changed {
+            self.indices.mark_changed();
+        }
+        self.count = n;
+    }
+
+    /// Uploads the list if it changed, grows the MultiMesh, sets the visible count and the
+    /// culling box, and binds textures that are new objects (its list, `looks`).
+    pub fn submit(&mut self, aabb: Aabb, looks: Option<&Gd<ImageTexture>>) {
+        let indices = self.indices.upload();
+        let count = self.count;
+        if count > self.mm_capacity {
+            let mut cap = self.mm_capacity.max(1024);
+            while cap < count {
+                cap *= 2;
+            }
+            self.mm_capacity = cap;
+            // Instances start with all-zero transforms; identity once per growth makes
+            // MODEL_MATRIX the node's own transform, and the shader places each instance from
+            // its actor texel.
+            self.multimesh.set_instance_count(cap as i32);
+            let identity: PackedFloat32Array = std::iter::repeat_n(
+                [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+                cap,
+            )
+            .flatten()
+            .collect();
+            self.multimesh.set_buffer(&identity);
+        }
+        if self.multimesh.get_custom_aabb() != aabb {
+            self.multimesh.set_custom_aabb(aabb);
+            self.instance.set_custom_aabb(aabb);
+        }
+        self.multimesh.set_visible_instance_count(count as i32);
+        let visible = count > 0;
+        if self.instance.is_visible() != visible {
+            self.instance.set_visible(visible);
+        }
+        for m in self.materials.iter_mut() {
+            if let Some(t) = &indices {
+                m.set_shader_parameter("vat_models", &t.to_variant());
+            }
+            if let Some(t) = looks {
+                m.set_shader_parameter("vat_looks", &t.to_variant());
+            }
+        }
+    }
+
+    /// Sets the view slot's shadow casting (shadow slots always cast shadows only).
+    pub fn set_cast_shadow(&mut self, setting: ShadowCastingSetting) {
+        if !self.shadow {
+            self.instance.set_cast_shadows_setting(setting);
+        }
+    }
+
+    /// Frees the child node.
+    pub fn free(self) {
+        let mut inst = self.instance;
+        if inst.is_instance_valid() {
+            inst.queue_free();
+        }
+    }
+}

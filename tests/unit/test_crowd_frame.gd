@@ -1,0 +1,157 @@
+# The crowd frame from Godot: culling against the current camera, levels of detail by distance,
+# the properties that steer them and their bad values. Headless is enough: the frame runs on the
+# CPU and its counts say what each MultiMesh draws (tests/render checks the pictures). A crowd
+# runs the frame in its own _process, after the tree's process_frame signal: hence frames(2).
+extends VatTest
+
+
+## A soldier body with three levels (LOD0's mesh three times: the counts, not the meshes, matter).
+func _three_level_body() -> VertexAnimation:
+	var va := VertexAnimation.new()
+	va.source_scene = load("res://generated/soldier.tscn")
+	va.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
+	va.bake()
+	va.lod_meshes = [va.mesh, va.mesh]
+	return va
+
+
+## A current camera at `pos` looking at `target` with a vertical field of view of `fov` degrees.
+func _camera(pos: Vector3, target: Vector3, fov := 30.0) -> Camera3D:
+	var cam := Camera3D.new()
+	cam.fov = fov
+	root.add_child(cam)
+	cam.look_at_from_position(pos, target)
+	cam.current = true
+	return cam
+
+
+## An AnimatedActorMeshInstance of `va` with one actor (carrying the model) per position.
+func _actors(va: VertexAnimation, positions: Array) -> AnimatedActorMeshInstance:
+	var crowd := AnimatedActorMeshInstance.new()
+	crowd.models = [va] as Array[VertexAnimation]
+	root.add_child(crowd)
+	var ids := PackedInt32Array()
+	for i in positions.size():
+		ids.append(i)
+	var yaws := PackedFloat32Array()
+	yaws.resize(positions.size())
+	crowd.set_actors(PackedVector3Array(positions), yaws, PackedInt32Array(), PackedFloat32Array())
+	crowd.set_model_actors(0, ids)
+	crowd.submit()
+	return crowd
+
+
+func _sum(counts: PackedInt32Array) -> int:
+	var n := 0
+	for c in counts:
+		n += c
+	return n
+
+
+func test_actors_outside_the_view_are_not_drawn() -> void:
+	_camera(Vector3(0, 2, 10), Vector3(0, 1, 0), 40.0)
+	var va := soldier_body()
+	# Two in front of the camera; one behind it, one far to the side, one far below the ground.
+	var positions := [Vector3(0, 0, 0), Vector3(2, 0, -5), Vector3(0, 0, 20), Vector3(-100, 0, 0),
+		Vector3(0, -50, 0)]
+	var crowd := _actors(va, positions)
+	check_eq(crowd.get_lod_counts(), PackedInt32Array([2]), "two actors drawn at LOD0")
+	check_eq(crowd.get_lod_instance_count(0, 0), 2, "two body instances drawn")
+	check_eq(crowd.get_drawn_vertex_count(), 2 * va.vertex_count, "vertices drawn")
+	crowd.culling = false
+	await frames(2)
+	check_eq(crowd.get_lod_counts(), PackedInt32Array([5]), "culling off draws all five")
+	crowd.culling = true
+	await frames(2)
+	check_eq(crowd.get_lod_instance_count(0, 0), 2, "culling on again")
+	# The retained node culls the same way.
+	var retained := AnimatedMeshInstance.new()
+	retained.animation = va
+	root.add_child(retained)
+	for p in positions:
+		retained.add_instance(Transform3D(Basis.IDENTITY, p))
+	retained.submit()
+	check_eq(retained.get_lod_counts(), PackedInt32Array([2]), "AnimatedMeshInstance: two drawn")
+	# A culling camera looking the other way sees the one behind.
+	var back := Camera3D.new()
+	root.add_child(back)
+	back.look_at_from_position(Vector3(0, 2, 10), Vector3(0, 1, 30))
+	retained.culling_camera = retained.get_path_to(back)
+	retained.submit()
+	await frames(2)
+	check_eq(retained.get_lod_counts(), PackedInt32Array([1]), "culling_camera: the actor behind")
+
+
+func test_levels_follow_the_distance_and_the_properties() -> void:
+	var cam := _camera(Vector3(0, 1, 0), Vector3(0, 1, -10), 30.0)
+	var va := _three_level_body()
+	var switch := va.get_lod_switch_distances(cam.fov, 480)
+	check_eq(switch.size(), 2, "two switch distances")
+	# Two actors in each band, well away from its edges.
+	var positions := []
+	for z in [20.0, switch[0] * 0.8, switch[0] * 1.2, switch[1] * 0.9, switch[1] * 1.2, switch[1] * 1.6]:
+		positions.append(Vector3(0, 0, -z))
+	var crowd := _actors(va, positions)
+	check_eq(crowd.get_lod_counts(), PackedInt32Array([2, 2, 2]), "two actors per band")
+	check_eq(crowd.get_lod_instance_count(0, 2), 2, "two instances at LOD2")
+	crowd.force_lod = 1
+	await frames(2)
+	check_eq(crowd.get_lod_counts(), PackedInt32Array([0, 6, 0]), "force_lod 1")
+	crowd.force_lod = -1
+	crowd.max_lod = 1
+	await frames(2)
+	check_eq(crowd.get_lod_counts(), PackedInt32Array([2, 4, 0]), "max_lod 1")
+	crowd.max_lod = -1
+	crowd.lod_bias = 5.0
+	await frames(2)
+	check_eq(crowd.get_lod_counts(), PackedInt32Array([0, 0, 6]), "lod_bias 5")
+	crowd.lod_bias = 0.0
+	crowd.shadow_lod = 2
+	await frames(2)
+	check_eq(crowd.get_lod_instance_count(0, 2, true), 6, "shadow_lod 2: every actor's shadow from LOD2")
+	check_eq(crowd.get_lod_instance_count(0, 0, true), 0, "and none from LOD0")
+	# A model without levels draws LOD0 for every actor.
+	var plain := _actors(soldier_body(), positions)
+	check_eq(plain.get_lod_counts(), PackedInt32Array([6]), "one level: all at LOD0")
+
+
+func test_bad_frame_properties_are_refused() -> void:
+	_camera(Vector3(0, 2, 10), Vector3(0, 1, 0))
+	var crowd := _actors(soldier_body(), [Vector3.ZERO, Vector3(0, 0, 40)])
+	crowd.lod_bias = NAN
+	check_eq(crowd.lod_bias, 0.0, "a NAN bias is refused")
+	crowd.lod_bias = INF
+	check_eq(crowd.lod_bias, 0.0, "an infinite bias is refused")
+	for property in ["max_lod", "force_lod", "shadow_lod"]:
+		crowd.set(property, -2)
+		check_eq(crowd.get(property), -1, "%s -2 is refused" % property)
+		crowd.set(property, 3)
+		check_eq(crowd.get(property), 3, "%s 3 is taken" % property)
+		crowd.set(property, -1)
+	# A culling camera that names no camera: one error, and nothing is culled.
+	var not_a_camera := Node3D.new()
+	root.add_child(not_a_camera)
+	crowd.culling_camera = crowd.get_path_to(not_a_camera)
+	await frames(2)
+	check_eq(crowd.get_lod_counts(), PackedInt32Array([2]), "no camera: nothing culled")
+	crowd.culling_camera = NodePath("")
+	await frames(2)
+	check_eq(crowd.get_lod_counts(), PackedInt32Array([1]), "the viewport camera culls again")
+
+
+func test_bad_custom_data_is_refused_and_changes_nothing() -> void:
+	var crowd := AnimatedActorMeshInstance.new()
+	crowd.models = [soldier_body()] as Array[VertexAnimation]
+	root.add_child(crowd)
+	crowd.begin()
+	check_eq(crowd.add_actor(Transform3D.IDENTITY, 0, 0.0, 1.0, Color(1, 0, 0, 1)), 0, "an actor with custom data")
+	check_eq(crowd.add_actor(Transform3D.IDENTITY, 0, 0.0, 1.0, Color(NAN, 0, 0, 1)), -1, "a NAN custom value is refused")
+	check_eq(crowd.get_actor_count(), 1, "and no actor added")
+	crowd.add_actor(Transform3D.IDENTITY)
+	crowd.set_actor_custom(PackedInt32Array([0, 1]), PackedColorArray([Color.RED]))
+	crowd.set_actor_custom(PackedInt32Array([0, 2]), PackedColorArray([Color.RED, Color.BLUE]))
+	crowd.set_actor_custom(PackedInt32Array([-1]), PackedColorArray([Color.RED]))
+	crowd.set_actor_custom(PackedInt32Array([1]), PackedColorArray([Color(0, INF, 0)]))
+	crowd.set_actor_custom(PackedInt32Array([1, 0]), PackedColorArray([Color.BLUE, Color.GREEN]))
+	crowd.submit()
+	check_eq(crowd.get_actor_count(), 2, "two actors")
