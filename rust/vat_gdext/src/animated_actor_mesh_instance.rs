@@ -22,6 +22,8 @@ use crate::vertex_animation::VertexAnimation;
 mod actor_bulk;
 #[path = "crowd/actor_node.rs"]
 mod actor_node;
+#[path = "crowd/queries.rs"]
+mod queries;
 
 /// Draws crowds of actors, each carrying several models (body, sword, shield…) that share the
 /// actor's transform and animation state. Every frame: `begin()`, then `add_actor()` followed by
@@ -85,6 +87,8 @@ pub struct AnimatedActorMeshInstance {
     looks: Vec<LookTable>,
     variation_counts: Vec<u32>,
     placed: PlacedBounds,
+    /// Each actor's playback and the end times due, for `get_finished_actors`.
+    ends: vat_core::clip_end::FinishTracker,
     /// The models (by instance id) the GPU objects were built for, to notice edits made in place
     /// (`models.append(x)` changes the array the getter returns without calling the setter).
     built_models: Vec<InstanceId>,
@@ -353,6 +357,7 @@ impl AnimatedActorMeshInstance {
         let rec = &mut gpu.actors.floats_mut()[index * stride..(index + 1) * stride];
         crowd::pack_actor_record(&state, cols, rec);
         self.placed.add_actor(position, scale, cols);
+        self.ends.set(index, clip as u32, start, speed);
         self.actor_count += 1;
         index as i32
     }
@@ -442,6 +447,7 @@ impl AnimatedActorMeshInstance {
             bounds.push(self.placed.for_model(&model.bounds));
         }
         gpu.submit(&self.model_counts, &bounds, time, interpolate);
+        self.ends.finish(self.actor_count, self.clock.time());
         self.update_billboard();
         self.last_submit_usec = started.elapsed().as_micros() as i64;
     }

@@ -22,6 +22,8 @@ use crate::vertex_animation::VertexAnimation;
 mod retained_bulk;
 #[path = "crowd/retained_node.rs"]
 mod retained_node;
+#[path = "crowd/retained_queries.rs"]
+mod retained_queries;
 use retained_node::play;
 
 /// Draws many instances of one baked `VertexAnimation`. Instances are retained: add them once,

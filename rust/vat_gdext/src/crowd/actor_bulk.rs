@@ -84,6 +84,7 @@ impl AnimatedActorMeshInstance {
         };
         self.set_actor_count(n);
         self.placed = PlacedBounds::of_positions(&placed);
+        self.track_bulk(n, clips, starts);
     }
 
     /// Replaces this frame's actors, one per whole transform: 12 floats each, in the layout of
@@ -128,6 +129,7 @@ impl AnimatedActorMeshInstance {
         match packed {
             Ok(placed) => {
                 self.set_actor_count(n);
+                self.track_bulk(n, clips, starts);
                 self.placed = PlacedBounds::of_transforms(&placed);
             }
             Err(e) => godot_error!(

@@ -148,6 +148,7 @@ impl AnimatedActorMeshInstance {
             self.full_transform,
         )?;
         self.clip_count = first.len() as u32;
+        self.ends.reset(first);
         self.built_models = models.iter().map(|m| m.instance_id()).collect();
         self.model_counts = vec![0; models.len()];
         self.model_reach = vec![0; models.len()];
