@@ -122,7 +122,13 @@ pub struct FinishTracker {
     /// The time of the previous `finish` (negative infinity before the first).
     last: f64,
     finished: Vec<i32>,
+    /// The last [`FinishTracker::set_bulk`] input, compared a chunk at a time so a bulk frame
+    /// whose states did not change costs about a memcmp; `None` once anything else set an actor.
+    bulk: Option<(Vec<i32>, Vec<f32>)>,
 }
+
+/// Actors per chunk that [`FinishTracker::set_bulk`] compares with the last bulk input at once.
+const BULK_CHUNK: usize = 256;
 
 impl Default for FinishTracker {
     fn default() -> Self {
@@ -140,6 +146,7 @@ impl FinishTracker {
             live_entries: 0,
             last: f64::NEG_INFINITY,
             finished: Vec::new(),
+            bulk: None,
         }
     }
 
@@ -151,6 +158,46 @@ impl FinishTracker {
     /// Records that actor `actor` plays clip `clip` since `start` (absolute crowd seconds) at
     /// `speed` (rounded to the stored f16 here). A clip outside the table never ends.
     pub fn set(&mut self, actor: usize, clip: u32, start: f64, speed: f32) {
+        self.bulk = None;
+        self.set_one(actor, clip, start, speed);
+    }
+
+    /// Records actors `0..n` from a bulk call: clip `clips[i]` (none: 0) since `starts[i]` (none:
+    /// 0) at speed 1, as [`FinishTracker::set`] does one by one; chunks equal to the last bulk
+    /// input are skipped after one comparison. Slices shorter than `n` panic.
+    pub fn set_bulk(&mut self, n: usize, clips: Option<&[i32]>, starts: Option<&[f32]>) {
+        let (mut old_clips, mut old_starts) = match self.bulk.take() {
+            Some((c, s)) if c.len() == n => (c, s),
+            _ => (vec![-1; n], vec![f32::NAN; n]),
+        };
+        for first in (0..n).step_by(BULK_CHUNK) {
+            let end = (first + BULK_CHUNK).min(n);
+            let same_clips = match clips {
+                Some(c) => c[first..end] == old_clips[first..end],
+                None => old_clips[first..end].iter().all(|&c| c == 0),
+            };
+            // Bit equality, so a NaN never matches and -0.0 is a change the packer sees too.
+            let same_starts = match starts {
+                Some(s) => s[first..end]
+                    .iter()
+                    .zip(&old_starts[first..end])
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                None => old_starts[first..end].iter().all(|b| b.to_bits() == 0),
+            };
+            if same_clips && same_starts {
+                continue;
+            }
+            for i in first..end {
+                let clip = clips.map_or(0, |c| c[i]);
+                let start = starts.map_or(0.0, |s| s[i]);
+                (old_clips[i], old_starts[i]) = (clip, start);
+                self.set_one(i, clip as u32, f64::from(start), 1.0);
+            }
+        }
+        self.bulk = Some((old_clips, old_starts));
+    }
+
+    fn set_one(&mut self, actor: usize, clip: u32, start: f64, speed: f32) {
         let playback = Playback {
             clip,
             start,
@@ -194,6 +241,9 @@ impl FinishTracker {
     /// the actors (ascending) whose clip ended since the previous `finish` (see the type's rule).
     /// Costs the entries that came due, not the crowd size.
     pub fn finish(&mut self, n: usize, now: f64) -> &[i32] {
+        if n < self.actors.len() {
+            self.bulk = None;
+        }
         for actor in n..self.actors.len() {
             self.invalidate(actor);
             self.actors[actor].playback = None;

@@ -268,3 +268,48 @@ fn restarting_clips_every_frame_keeps_the_heap_small() {
     // The live entries survived the compactions.
     assert_eq!(t.finish(n, 200.0).len(), n);
 }
+
+#[test]
+fn bulk_frames_match_actor_by_actor_and_skip_unchanged_chunks() {
+    // Two trackers fed the same frames, one in bulk, one actor by actor, list the same actors.
+    let n = 1000;
+    let mut bulk = FinishTracker::new(clips());
+    let mut one = FinishTracker::new(clips());
+    let mut frame_clips: Vec<i32> = (0..n).map(|i| (i % 2) as i32 * WALK as i32).collect();
+    let mut frame_starts: Vec<f32> = vec![0.0; n];
+    for frame in 0..40 {
+        let now = f64::from(frame) * 0.1;
+        if frame % 7 == 3 {
+            // A few actors start dying now, one of them twice in a row (restarted).
+            for i in [5, 300, 301, 999, 5] {
+                frame_clips[i] = DEATH as i32;
+                frame_starts[i] = now as f32;
+            }
+        }
+        bulk.set_bulk(n, Some(&frame_clips), Some(&frame_starts));
+        for i in 0..n {
+            one.set(i, frame_clips[i] as u32, f64::from(frame_starts[i]), 1.0);
+        }
+        assert_eq!(bulk.finish(n, now), one.finish(n, now), "frame {frame}");
+    }
+    // Empty arrays mean clip 0 (walk, looped) since 0: nothing ends.
+    bulk.set_bulk(n, None, None);
+    assert!(bulk.finish(n, 100.0).is_empty());
+    assert_eq!(bulk.clip_time(3, 100.25), Some(0.25));
+}
+
+#[test]
+fn a_single_set_after_a_bulk_frame_is_not_lost() {
+    let mut t = FinishTracker::new(clips());
+    let walk = vec![WALK as i32; 10];
+    let zero = vec![0.0f32; 10];
+    t.set_bulk(10, Some(&walk), Some(&zero));
+    t.set(4, DEATH, 0.0, 1.0); // ends at 2.0
+    assert!(t.finish(10, 1.0).is_empty());
+    // The same bulk input again puts actor 4 back on the walk: the cache must not skip it.
+    t.set_bulk(10, Some(&walk), Some(&zero));
+    assert!(
+        t.finish(10, 3.0).is_empty(),
+        "actor 4 walks again, its death is gone"
+    );
+}

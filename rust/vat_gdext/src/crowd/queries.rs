@@ -49,10 +49,6 @@ impl AnimatedActorMeshInstance {
     /// Records the playback of actors `0..n` just set by a bulk call (speed 1; empty arrays mean
     /// clip 0 and start time 0, as the bulk calls read them).
     pub(super) fn track_bulk(&mut self, n: usize, clips: Option<&[i32]>, starts: Option<&[f32]>) {
-        for i in 0..n {
-            let clip = clips.map_or(0, |c| c[i] as u32);
-            let start = starts.map_or(0.0, |s| f64::from(s[i]));
-            self.ends.set(i, clip, start, 1.0);
-        }
+        self.ends.set_bulk(n, clips, starts);
     }
 }
