@@ -18,6 +18,11 @@ pub struct DataTexture {
     /// `vat_core::crowd::item_limit`): growth stops there, callers refuse more.
     max_items: usize,
     bytes: PackedByteArray,
+    /// `bytes`' storage. A packed array's `as_mut_slice` makes three calls into Godot, each with
+    /// gdext's main-thread check, which the immediate mode would pay per `add_actor` and per
+    /// `add_model`; this pointer is taken once instead, after each resize and each upload (the
+    /// only times the storage can move or be shared), while `bytes` is held by nothing else.
+    data: *mut u8,
     image: Gd<Image>,
     texture: Option<Gd<ImageTexture>>,
     tiny: PackedByteArray,
@@ -42,6 +47,7 @@ impl DataTexture {
             capacity: 0,
             max_items: vat_core::crowd::item_limit(texels_per_item as u32, max_texture_size),
             bytes: PackedByteArray::new(),
+            data: std::ptr::null_mut(),
             image: Image::new_gd(),
             texture: None,
             tiny: PackedByteArray::from(vec![0u8; bytes_per_texel].as_slice()),
@@ -66,21 +72,40 @@ impl DataTexture {
         let rounded = wanted.div_ceil(items_per_row) * items_per_row;
         self.capacity = rounded.min(self.max_items.max(items));
         self.bytes.resize(self.capacity * self.bytes_per_item);
+        self.refresh_data();
         self.texture = None;
         true
+    }
+
+    /// Takes `bytes`' storage pointer again (it moves on a resize; an upload shares and releases it).
+    fn refresh_data(&mut self) {
+        self.data = self.bytes.as_mut_slice().as_mut_ptr();
+    }
+
+    /// The bytes through the cached pointer, with no call into Godot.
+    fn slice(&mut self) -> &mut [u8] {
+        let len = self.capacity * self.bytes_per_item;
+        if len == 0 {
+            return &mut [];
+        }
+        // SAFETY: `data` points at `bytes`' `len` initialised bytes: it is taken after every
+        // resize (`reserve`) and after every upload, `bytes` is shared with nothing in between
+        // (`upload` takes the image's share back before returning), so the storage neither moves
+        // nor is aliased, and `&mut self` makes this the only borrow.
+        unsafe { std::slice::from_raw_parts_mut(self.data, len) }
     }
 
     /// The bytes, to write in place (no copy: nothing else holds them between uploads); the next
     /// upload sends them.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         self.changed = true;
-        self.bytes.as_mut_slice()
+        self.slice()
     }
 
     /// The bytes for a writer that tells whether it changed them: call
     /// [`DataTexture::mark_changed`] if it did, else the next upload is skipped.
     pub fn bytes_mut_untracked(&mut self) -> &mut [u8] {
-        self.bytes.as_mut_slice()
+        self.slice()
     }
 
     /// Makes the next upload send the bytes.
@@ -91,7 +116,7 @@ impl DataTexture {
     /// The bytes viewed as f32 (for RGBAF textures); the next upload sends them.
     pub fn floats_mut(&mut self) -> &mut [f32] {
         self.changed = true;
-        let bytes = self.bytes.as_mut_slice();
+        let bytes = self.slice();
         // SAFETY: every bit pattern is a valid f32; align_to_mut returns only the aligned middle.
         let (head, floats, _) = unsafe { bytes.align_to_mut::<f32>() };
         assert!(
@@ -132,6 +157,7 @@ impl DataTexture {
         };
         // Let go of the image's share of the bytes, so writing them next frame copies nothing.
         self.image.set_data(1, 1, false, self.format, &self.tiny);
+        self.refresh_data();
         created
     }
 }
