@@ -61,7 +61,7 @@ impl AnimatedActorMeshInstance {
         let clips = (!clips.is_empty()).then_some(clips.as_slice());
         let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
         let yaws = yaws.as_slice();
-        let packed = workers::install(|| {
+        let packed = workers::install_for(n, || {
             crowd::pack_actors_bulk(
                 out,
                 points,
@@ -123,7 +123,7 @@ impl AnimatedActorMeshInstance {
         let clips = (!clips.is_empty()).then_some(clips.as_slice());
         let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
         let transforms = transforms.as_slice();
-        let packed = workers::install(|| {
+        let packed = workers::install_for(n, || {
             crowd::pack_actor_transforms_bulk(out, transforms, clips, starts, clip_count, origin)
         });
         match packed {
