@@ -32,7 +32,9 @@ usage: cargo xtask <command>
                                (T: lint, rust, unit, render; default all; S narrows the Godot tests)
   demo [--frames N] [-- ARGS]  run the demo: in a window with a DISPLAY, else offscreen, writing
                                target/demo/demo.png; ARGS go to the demo (e.g. --actors 1000)
-  bench bake|update [--quick]  run a benchmark under the renderer and print a table
+  bench bake|update|calls|frame [--quick] [--full]
+                               run a benchmark under the renderer and print a table (--full:
+                               frame also at 100,000 actors)
   bake [--debug] FILE.glb [OUT.res]
                                bake a scene file into a VertexAnimation resource (--debug: with
                                the debug build of the extension instead of a release build)
@@ -71,10 +73,10 @@ fn dispatch(args: &[String]) -> Result<ExitCode> {
         "demo" => cmd_demo(rest),
         "bench" => match rest {
             [which, opts @ ..] => {
-                let quick = flags(opts, &["--quick"])?.contains(&"--quick");
-                bench::bench(which, quick)
+                let set = flags(opts, &["--quick", "--full"])?;
+                bench::bench(which, set.contains(&"--quick"), set.contains(&"--full"))
             }
-            [] => Err("bench: say which: `bench bake` or `bench update`".into()),
+            [] => Err("bench: say which: `bench bake`, `update`, `calls` or `frame`".into()),
         },
         "bake" => {
             let debug = rest.first().is_some_and(|a| a == "--debug");
