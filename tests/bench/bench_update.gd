@@ -1,28 +1,30 @@
-## Update benchmark (issue 4, "Speed"): CPU cost per frame of pushing N actors whose transforms and animation
-## states all change every frame, through
-##   per_instance_rs  RenderingServer.multimesh_instance_set_transform + _set_custom_data per instance (GDScript),
-##   set_buffer       one RenderingServer.multimesh_set_buffer with a prepacked array (16 floats per instance),
-##   vat_bulk         AnimatedActorMeshInstance.set_actors + set_model_actors x3 + submit (body, sword, shield),
-##   vat_bulk_body    the same with the body only: the one mesh the baselines draw, so the like-for-like ratio,
-##   vat_bulk_new_ids vat_bulk with model lists that also change every frame (equipment reshuffled each
-##                    frame; vat_bulk's lists stay the same, as equipment does, and are not re-uploaded),
-##   vat_bulk_full    full_transform on: set_actor_transforms (12 floats per actor) + set_model_actors x3 + submit,
-##   vat_immediate    begin, add_actor + 3 add_model per actor from GDScript, submit,
-##   memcpy           VatCrowdBench.memcpy_usec of the bytes vat_crowd uploads (actors*32 + model instances*4),
-##   texture_update   ImageTexture.update() of those same bytes, prepacked (actor texture + 3 index textures):
-##                    what Godot's own upload costs, the floor for any path through data textures,
-## plus Godot's measured render CPU time for each. A benchmark, never a timed test.
+## Update benchmark: the CPU cost of one battle frame's push. N actors carry 3 models (body and sword on every
+## actor, a shield on two in three); every actor moves and turns every frame; 2% start a new clip with a
+## cross-fade; equipment does not change; the camera sees about a third of the crowd. Side by side:
+##   per_instance_rs   three MultiMeshes from GDScript: multimesh_instance_set_transform per model instance, and
+##                     multimesh_instance_set_custom_data for the instances whose animation changed,
+##   set_buffer        three MultiMeshes, one multimesh_set_buffer each (16 floats per instance), prepacked
+##                     outside the timing: the best a compiled caller gets (body and sword share one buffer),
+##   set_buffer_gd     the same, with GDScript packing the buffers from the same inputs each frame,
+##   texture_floor     one ImageTexture.update of 16 bytes per actor, prepacked: the floor of a data texture path,
+##   vat_bulk          AnimatedActorMeshInstance: set_actors + set_actor_blends (the 2%) + set_model_actors x3
+##                     (unchanged lists) + submit,
+##   vat_immediate     begin, add_actor + add_model per model per actor, set_actor_blend for the 2%, submit (every
+##                     argument passed, so GDScript calls through its fast path),
+##   vat_immediate_defaults  the same with add_model's optional arguments left out (GDScript's slow generic call),
+##   vat_all_states    vat_bulk in the frame the benchmark measured before: every actor's clip changes,
+## with the bytes each path hands the engine per frame. A benchmark, never a timed test.
 ##
 ## Run under the real renderer (--headless turns MultiMesh calls into no-ops):
-##   godot --path tests --rendering-driver vulkan -s res://bench/bench_update.gd -- [--quick] --out /abs/update.json
+##   godot --path tests -s res://bench/bench_update.gd -- [--quick] --out /abs/update.json
 ##
-## A full run measures the fast paths in 3 interleaved rounds of 10 frames each (medians over all 30), so
-## a slow spell of a shared machine hits every path alike; the per-call paths run once.
-##
-## Inputs are two precomputed sets that alternate frame by frame, so GDScript math is not measured (except the
-## GDScript calls of per_instance_rs and vat_immediate, which are the point). The crowd sits behind the camera:
-## on lavapipe the "GPU" is the same two CPU cores, and rasterising N soldiers would swamp the figures. The uploads
-## happen whether or not the crowd is culled.
+## The fast paths run in 3 interleaved rounds (a slow spell of a shared machine hits each alike); the GDScript
+## loops, which take seconds at a million actors, run once with fewer frames. Inputs are two precomputed sets
+## that alternate frame by frame (set 1 moves and turns every actor, and 2% of actors play another clip than in
+## set 0), so GDScript math is measured only where GDScript packs or calls per instance, which is the point.
+## The camera looks down on the crowd's middle third but renders no layer (cull_mask 0): on lavapipe the "GPU"
+## is the same two CPU cores, and rasterising the crowd would swamp the figures. Uploads happen regardless, and
+## a node that culls against the camera sees the third it would draw.
 extends SceneTree
 
 const Util := preload("res://bench/bench_util.gd")
@@ -30,36 +32,47 @@ const DEFAULT_SCENE := "res://generated/soldier.tscn"  ## override with --scene 
 const FPS := 30.0
 const WARMUP_FRAMES := 3
 const SPACING := 1.5
-## Per actor: 32 bytes of actor texels; per model instance: 4 bytes of index texel (issue 4).
-const ACTOR_BYTES := 32
-const MODEL_INSTANCE_BYTES := 4
+## One actor in CHANGE_EVERY starts a new clip each frame (2%), cross-fading over BLEND_TIME seconds.
+const CHANGE_EVERY := 50
+const BLEND_TIME := 0.25
+## Actor i carries a shield unless i % 3 == 2.
 const MODELS_PER_ACTOR := 3
-## Paths that cost seconds per frame at a million actors are measured over fewer frames there.
-const SLOW_PATHS := ["per_instance_rs", "vat_immediate"]
-const SLOW_FRAMES_AT_1M := 5
-## Interleaved rounds of the fast paths in a full run (frames split between them).
+## The paths that loop in GDScript, measured over fewer frames (seconds per frame at a million actors).
+const SLOW_PATHS := ["per_instance_rs", "set_buffer_gd", "vat_immediate", "vat_immediate_defaults"]
 const ROUNDS := 3
+## MultiMesh bytes per instance: a 3x4 transform and 4 floats of custom data.
+const MM_BYTES := 64
+const MM_TRANSFORM_BYTES := 48
+const MM_CUSTOM_BYTES := 16
+## vat_crowd's actor record (bytes) and model instance texel, as main uploads them.
+const VAT_ACTOR_BYTES := 32
+const VAT_MODEL_BYTES := 4
 
 var _opts: Dictionary
 var _scene_path := DEFAULT_SCENE
 var _vp: RID
 var _scenario: RID
-var _mesh: Mesh
+var _camera: Camera3D
+var _meshes: Array[Mesh] = []  ## body, sword, shield
 var _vat: RefCounted = null  ## bench_update_vat.gd, when the extension is there
 var _results: Array = []
 var _notes: Array = []
 
-# Inputs of the current actor count: two sets, each {positions, yaws, clips, starts, custom, buffer, xforms}.
+# Inputs of the current actor count (see _make_inputs).
 var _sets: Array = []
 var _ids := PackedInt32Array()
-var _ids_shifted := PackedInt32Array()  ## every id moved to the next actor, for vat_bulk_new_ids
-# The texture_update path's images and textures: actors, then one index texture per model.
-var _upload_images: Array[Image] = []
-var _upload_textures: Array[ImageTexture] = []
+var _shield_ids := PackedInt32Array()
+var _changers := PackedInt32Array()
 var _aabb := AABB()
-# The baseline MultiMesh of the current path.
-var _mm := RID()
-var _instance := RID()
+## The clips actors play between changes (the looped ones, when the extension says which).
+var _steady_clips := PackedInt32Array()
+# The baselines' objects.
+var _mms: Array[RID] = []
+var _instances: Array[RID] = []
+var _floor_images: Array[Image] = []
+var _floor_texture: ImageTexture
+var _gd_body := PackedFloat32Array()
+var _gd_shield := PackedFloat32Array()
 
 
 func _initialize() -> void:
@@ -93,34 +106,38 @@ func _run() -> void:
 			quit(1)
 			return
 		clip_count = _vat.clip_count()
+		_steady_clips = _vat.looped_clips()
 	else:
 		printerr("bench_update: AnimatedActorMeshInstance is not registered (extension not built?); baselines only")
-		_notes.append("vat_crowd classes missing: vat_bulk, vat_immediate not measured")
-	var has_memcpy := ClassDB.class_exists("VatCrowdBench")
-	if not has_memcpy:
-		printerr("bench_update: VatCrowdBench is not registered; memcpy not measured")
+		_notes.append("vat_crowd classes missing: vat paths not measured")
 
+	if _steady_clips.is_empty():
+		for c in clip_count:
+			_steady_clips.append(c)
 	await _warm_up(clip_count)
 	var counts: Array = [10000, 100000] if _opts.quick else [10000, 100000, 1000000]
-	var frames: int = 10 if _opts.quick else 30
-	# The fast paths run in interleaved rounds, so a slow spell of a shared machine hits them alike.
+	var frames: int = 6 if _opts.quick else 30
 	var rounds: int = 1 if _opts.quick else ROUNDS
 	var fast := [
-		["set_buffer", _setup_multimesh, _push_set_buffer, _free_multimesh],
-		["texture_update", _setup_upload, _push_upload, _free_upload],
+		["set_buffer", _setup_multimeshes, _push_set_buffer, _free_multimeshes],
+		["texture_floor", _setup_floor, _push_floor, _free_floor],
 	]
 	if _vat != null:
 		fast.append_array([
 			["vat_bulk", _setup_vat, _push_vat_bulk, _free_vat],
-			["vat_bulk_body", _setup_vat_body, _push_vat_bulk, _free_vat],
-			["vat_bulk_new_ids", _setup_vat, _push_vat_bulk_new_ids, _free_vat],
-			["vat_bulk_full", _setup_vat_full, _push_vat_bulk_full, _free_vat],
+			["vat_all_states", _setup_vat, _push_vat_all_states, _free_vat],
 		])
+	var slow := [
+		["per_instance_rs", _setup_multimeshes, _push_per_instance, _free_multimeshes],
+		["set_buffer_gd", _setup_multimeshes, _push_set_buffer_gd, _free_multimeshes],
+	]
+	if _vat != null:
+		slow.append(["vat_immediate", _setup_vat, _push_vat_immediate, _free_vat])
+		slow.append(["vat_immediate_defaults", _setup_vat, _push_vat_immediate_defaults, _free_vat])
 	for n in counts:
 		print("bench_update: %d actors: preparing inputs" % n)
 		_make_inputs(n, clip_count)
-		if has_memcpy:
-			_measure_memcpy(n, frames)
+		_aim_camera(n)
 		var samples := {}
 		for r in rounds:
 			for path: Array in fast:
@@ -132,30 +149,28 @@ func _run() -> void:
 						samples[path[0]][key].append_array(got[key])
 		for path: Array in fast:
 			_record(path[0], n, samples[path[0]])
-		_make_xforms()
-		var slow_frames := SLOW_FRAMES_AT_1M if n >= 1000000 else frames
+		var slow_frames := 3 if n >= 1000000 else (5 if n >= 100000 else frames)
 		if slow_frames < frames:
-			_notes.append("%s at %d actors: %d frames measured (seconds per frame)" % [
-				", ".join(SLOW_PATHS), n, slow_frames])
-		await _measure("per_instance_rs", n, slow_frames, _setup_multimesh, _push_per_instance, _free_multimesh)
-		if _vat != null:
-			await _measure("vat_immediate", n, slow_frames, _setup_vat, _push_vat_immediate, _free_vat)
+			_notes.append("%s at %d actors: %d frames measured (seconds per frame)" % [", ".join(SLOW_PATHS), n, slow_frames])
+		for path: Array in slow:
+			_record(path[0], n, await _sample(n, slow_frames, path[1], path[2], path[3], path[0].begins_with("vat")))
 		_sets.clear()
 		_print_ratios(n)
 
 	_print_table()
 	var report := {
 		"results": _results,
+		"workload": "battle frame: 3 models (shield on 2 in 3 actors), every actor moves and turns, "
+			+ "2% start a new clip with a cross-fade, equipment unchanged, a third of the crowd in view",
 		"character": _scene_path,
-		"models_per_actor": MODELS_PER_ACTOR,
 		"warmup_frames": WARMUP_FRAMES,
 		"godot": Engine.get_version_info().string,
 		"adapter": RenderingServer.get_video_adapter_name(),
 		"notes": _notes + [
 			"cpu_ms: median CPU time of the push per frame (GDScript + engine calls, incl. vat_crowd's submit);"
 			+ " render_cpu_ms: median of viewport_get_measured_render_time_cpu + get_frame_setup_time_cpu.",
-			"baseline MultiMeshes carry custom data (16 floats per instance) and a custom_aabb, as vat_crowd does.",
-			"the crowd is placed behind the camera so lavapipe does not rasterise it; uploads happen regardless.",
+			"bytes: what the path hands the engine per frame (vat paths: the node's own count where it has one).",
+			"the camera renders no layer (cull_mask 0) so lavapipe does not rasterise; uploads happen regardless.",
 		],
 	}
 	var err := Util.write_json(_opts.out, report)
@@ -163,113 +178,166 @@ func _run() -> void:
 
 
 func _setup_scene(packed: PackedScene) -> bool:
-	var camera := Camera3D.new()
-	camera.far = 100.0
-	get_root().add_child(camera)  # at the origin, looking down -Z; the crowd is at +Z
-	camera.make_current()
+	_camera = Camera3D.new()
+	_camera.cull_mask = 0
+	_camera.rotation_degrees = Vector3(-90, 0, 0)  # looking straight down
+	get_root().add_child(_camera)
+	_camera.make_current()
 	_vp = get_root().get_viewport_rid()
 	_scenario = get_root().find_world_3d().scenario
 	RenderingServer.viewport_set_measure_render_time(_vp, true)
 	var probe := packed.instantiate()
-	var body := Util.find_named(probe, "Body") as MeshInstance3D
-	if body == null:
-		var meshes := Util.find_meshes(probe)
-		body = meshes[0] if not meshes.is_empty() else null
-	if body == null:
-		printerr("bench_update: the soldier has no mesh")
-		probe.free()
-		return false
-	_mesh = body.mesh
+	for node_name in ["Body", "Sword", "Shield"]:
+		var mi := Util.find_named(probe, node_name) as MeshInstance3D
+		if mi == null or mi.mesh == null:
+			printerr("bench_update: the soldier has no mesh '%s'" % node_name)
+			probe.free()
+			return false
+		_meshes.append(mi.mesh)
 	probe.free()
 	return true
 
 
-## Two input sets for `n` actors on a grid behind the camera; set 1 moves, turns and changes every clip.
+## Puts the camera above the crowd's middle at the height where it sees a third of the square grid, and prints the
+## fraction of actors actually in its frustum.
+func _aim_camera(n: int) -> void:
+	var side := ceili(sqrt(float(n))) * SPACING
+	var size := get_root().get_visible_rect().size
+	var aspect := size.x / maxf(size.y, 1.0)
+	var half_tan := tan(deg_to_rad(_camera.fov * 0.5))
+	var height := side / (2.0 * half_tan * sqrt(3.0 * aspect))
+	_camera.position = Vector3(0, height, 0)
+	_camera.far = height + 10.0
+	var positions: PackedVector3Array = _sets[0].positions
+	var seen := 0
+	var step := maxi(1, n / 5000)
+	var tested := 0
+	for i in range(0, n, step):
+		tested += 1
+		if _camera.is_position_in_frustum(positions[i]):
+			seen += 1
+	print("bench_update: %d actors: camera at %.1f m sees %.0f%% of them" % [n, height, 100.0 * seen / tested])
+
+
+## Two input sets for `n` actors on a square grid around the origin. Set 1 moves and turns every actor. Actors play
+## looped clips (idle, walk, run); the 2% in _changers play another clip (any, the death too), started later, in
+## each set, so each frame 2% change clip relative to the last.
+## The "all" arrays give every actor another clip in each set (the old workload).
 func _make_inputs(n: int, clip_count: int) -> void:
 	var side := ceili(sqrt(float(n)))
+	_ids.resize(n)
+	_shield_ids.clear()
+	_changers.clear()
+	for i in n:
+		_ids[i] = i
+		if i % 3 != 2:
+			_shield_ids.append(i)
+		if i % CHANGE_EVERY == 0:
+			_changers.append(i)
 	_sets.clear()
 	for s in 2:
 		var positions := PackedVector3Array()
 		var yaws := PackedFloat32Array()
 		var clips := PackedInt32Array()
 		var starts := PackedFloat32Array()
+		var clips_all := PackedInt32Array()
+		var starts_all := PackedFloat32Array()
 		var custom := PackedColorArray()
-		var buffer := PackedFloat32Array()
-		var rows := PackedFloat32Array()
-		positions.resize(n)
-		yaws.resize(n)
-		clips.resize(n)
-		starts.resize(n)
-		custom.resize(n)
-		buffer.resize(n * 16)
-		rows.resize(n * 12)
+		var body := PackedFloat32Array()
+		var shield := PackedFloat32Array()
+		var floor_bytes := PackedFloat32Array()
+		for a: Variant in [positions, yaws, clips, starts, clips_all, starts_all, custom]:
+			a.resize(n)
+		body.resize(n * 16)
+		shield.resize(_shield_ids.size() * 16)
+		floor_bytes.resize(n * 4)
 		var shift := 0.25 * s
+		var k := 0
 		for i in n:
-			var p := Vector3((i % side) * SPACING + shift - side * SPACING * 0.5, 0.0, 10.0 + (i / side) * SPACING + shift)
+			var p := Vector3((i % side - side * 0.5) * SPACING + shift, 0.0, ((i / side) - side * 0.5) * SPACING + shift)
 			var yaw := fmod(i * 0.37 + s * 0.5, TAU)
-			var clip := (i + s) % clip_count
-			var start := -fmod(i * 0.013, 2.0) - s * 0.5
+			var changes := i % CHANGE_EVERY == 0
+			var clip := _steady_clips[i % _steady_clips.size()]
+			if changes and s == 1:
+				clip = (clip + 1 + (i / CHANGE_EVERY) % (clip_count - 1)) % clip_count if clip_count > 1 else clip
+			var start := -fmod(i * 0.013, 2.0) + (0.5 * s if changes else 0.0)
 			positions[i] = p
 			yaws[i] = yaw
 			clips[i] = clip
 			starts[i] = start
+			clips_all[i] = (i + s) % clip_count
+			starts_all[i] = -fmod(i * 0.013, 2.0) - s * 0.5
 			custom[i] = Color(clip, start, 1.0, 0.0)
-			# MultiMesh 3D layout: 3x4 row-major basis + origin, then 4 floats of custom data.
-			var c := cos(yaw)
-			var sn := sin(yaw)
-			var o := i * 16
-			buffer[o + 0] = c
-			buffer[o + 1] = 0.0
-			buffer[o + 2] = sn
-			buffer[o + 3] = p.x
-			buffer[o + 4] = 0.0
-			buffer[o + 5] = 1.0
-			buffer[o + 6] = 0.0
-			buffer[o + 7] = p.y
-			buffer[o + 8] = -sn
-			buffer[o + 9] = 0.0
-			buffer[o + 10] = c
-			buffer[o + 11] = p.z
-			buffer[o + 12] = clip
-			buffer[o + 13] = start
-			buffer[o + 14] = 1.0
-			buffer[o + 15] = 0.0
-			for k in 12:
-				rows[i * 12 + k] = buffer[o + k]
+			_write_instance(body, i, p, yaw, custom[i])
+			if i % 3 != 2:
+				_write_instance(shield, k, p, yaw, custom[i])
+				k += 1
+			floor_bytes[i * 4] = p.x
+			floor_bytes[i * 4 + 1] = p.z
+			floor_bytes[i * 4 + 2] = yaw
+			floor_bytes[i * 4 + 3] = clip
 		_sets.append({"positions": positions, "yaws": yaws, "clips": clips, "starts": starts,
-			"custom": custom, "buffer": buffer, "rows": rows})
-	_ids.resize(n)
-	_ids_shifted.resize(n)
-	for i in n:
-		_ids[i] = i
-		_ids_shifted[i] = (i + 1) % n
-	var extent := Vector3(side * SPACING + 2.0, 3.0, side * SPACING + 2.0)
-	_aabb = AABB(Vector3(-side * SPACING * 0.5 - 1.0, -0.5, 9.0), extent)
-
-
-## Transform3D arrays for the per-call paths (built only when needed: at a million actors they are large).
-func _make_xforms() -> void:
+			"clips_all": clips_all, "starts_all": starts_all, "custom": custom, "body": body, "shield": shield,
+			"floor": floor_bytes.to_byte_array()})
+	# The blends of each set: the changers cross-fade from the clip they played in the other set.
+	for s in 2:
+		var other: Dictionary = _sets[1 - s]
+		var prev_clips := PackedInt32Array()
+		var prev_starts := PackedFloat32Array()
+		var blend_times := PackedFloat32Array()
+		for i in _changers:
+			prev_clips.append(other.clips[i])
+			prev_starts.append(other.starts[i])
+			blend_times.append(BLEND_TIME)
+		_sets[s]["prev_clips"] = prev_clips
+		_sets[s]["prev_starts"] = prev_starts
+		_sets[s]["blend_times"] = blend_times
 	for s in _sets:
+		var xforms: Array[Transform3D] = []
+		xforms.resize(n)
 		var positions: PackedVector3Array = s.positions
 		var yaws: PackedFloat32Array = s.yaws
-		var xforms: Array[Transform3D] = []
-		xforms.resize(positions.size())
-		for i in positions.size():
+		for i in n:
 			xforms[i] = Transform3D(Basis(Vector3.UP, yaws[i]), positions[i])
 		s["xforms"] = xforms
+	var extent := side * SPACING + 2.0
+	_aabb = AABB(Vector3(-extent * 0.5, -0.5, -extent * 0.5), Vector3(extent, 3.0, extent))
+
+
+## One MultiMesh instance (3x4 row-major transform, then custom data) at `slot` of `buffer`.
+static func _write_instance(buffer: PackedFloat32Array, slot: int, p: Vector3, yaw: float, custom: Color) -> void:
+	var c := cos(yaw)
+	var sn := sin(yaw)
+	var o := slot * 16
+	buffer[o] = c
+	buffer[o + 1] = 0.0
+	buffer[o + 2] = sn
+	buffer[o + 3] = p.x
+	buffer[o + 4] = 0.0
+	buffer[o + 5] = 1.0
+	buffer[o + 6] = 0.0
+	buffer[o + 7] = p.y
+	buffer[o + 8] = -sn
+	buffer[o + 9] = 0.0
+	buffer[o + 10] = c
+	buffer[o + 11] = p.z
+	buffer[o + 12] = custom.r
+	buffer[o + 13] = custom.g
+	buffer[o + 14] = custom.b
+	buffer[o + 15] = custom.a
 
 
 ## Runs every path once on a small crowd, unrecorded: the first use of each material compiles its shaders on
 ## worker threads, which on two cores would slow whichever path is measured first.
 func _warm_up(clip_count: int) -> void:
 	_make_inputs(1000, clip_count)
-	_make_xforms()
+	_aim_camera(1000)
 	var results := _results.duplicate()
-	await _measure("set_buffer", 1000, WARMUP_FRAMES, _setup_multimesh, _push_set_buffer, _free_multimesh)
-	await _measure("per_instance_rs", 1000, WARMUP_FRAMES, _setup_multimesh, _push_per_instance, _free_multimesh)
+	await _sample(1000, WARMUP_FRAMES, _setup_multimeshes, _push_set_buffer, _free_multimeshes, false)
+	await _sample(1000, WARMUP_FRAMES, _setup_multimeshes, _push_per_instance, _free_multimeshes, false)
 	if _vat != null:
-		await _measure("vat_bulk", 1000, WARMUP_FRAMES, _setup_vat, _push_vat_bulk, _free_vat)
-		await _measure("vat_immediate", 1000, WARMUP_FRAMES, _setup_vat, _push_vat_immediate, _free_vat)
+		await _sample(1000, WARMUP_FRAMES, _setup_vat, _push_vat_bulk, _free_vat, true)
+		await _sample(1000, WARMUP_FRAMES, _setup_vat, _push_vat_immediate, _free_vat, true)
 	for i in 20:
 		await process_frame
 	_results = results
@@ -277,16 +345,10 @@ func _warm_up(clip_count: int) -> void:
 	print("bench_update: warm-up done")
 
 
-## Runs one path for warm-up + `frames` frames and records the medians.
-func _measure(path: String, n: int, frames: int, setup: Callable, push: Callable, teardown: Callable) -> void:
-	_record(path, n, await _sample(n, frames, setup, push, teardown, path.begins_with("vat")))
-
-
-## Runs one path for warm-up + `frames` frames; returns the per-frame samples
-## {cpu, render, wall, submit} (submit only for vat_crowd paths).
+## Runs one path for warm-up + `frames` frames; returns the per-frame samples {cpu, render, wall, submit, bytes}.
 func _sample(n: int, frames: int, setup: Callable, push: Callable, teardown: Callable, is_vat: bool) -> Dictionary:
 	setup.call(n)
-	var got := {"cpu": [], "render": [], "wall": [], "submit": []}
+	var got := {"cpu": [], "render": [], "wall": [], "submit": [], "bytes": []}
 	var last_frame := Time.get_ticks_usec()
 	for f in WARMUP_FRAMES + frames:
 		var t0 := Time.get_ticks_usec()
@@ -301,6 +363,7 @@ func _sample(n: int, frames: int, setup: Callable, push: Callable, teardown: Cal
 			got.wall.append((now - last_frame) / 1000.0)
 			if is_vat:
 				got.submit.append(_vat.last_submit_ms())
+				got.bytes.append(_vat.last_submit_bytes())
 		last_frame = now
 	teardown.call()
 	await process_frame
@@ -310,50 +373,153 @@ func _sample(n: int, frames: int, setup: Callable, push: Callable, teardown: Cal
 ## Records the medians of `got` (from _sample) as the result of `path` at `n` actors.
 func _record(path: String, n: int, got: Dictionary) -> void:
 	var entry := {"actors": n, "path": path, "cpu_ms": Util.median(got.cpu), "render_cpu_ms": Util.median(got.render),
-		"frames": got.cpu.size(), "frame_ms": Util.median(got.wall)}
+		"frames": got.cpu.size(), "frame_ms": Util.median(got.wall), "bytes": _bytes(path, n, got)}
 	if not got.submit.is_empty():
 		entry["submit_ms"] = Util.median(got.submit)
 	_results.append(entry)
-	print("  %-16s %8d actors: cpu %9.3f ms, render cpu %7.3f ms, frame %9.3f ms (%d frames)%s" % [
-		path, n, entry.cpu_ms, entry.render_cpu_ms, entry.frame_ms, entry.frames,
+	print("  %-22s %8d actors: cpu %9.3f ms, render cpu %7.3f ms, frame %9.3f ms, %d bytes (%d frames)%s" % [
+		path, n, entry.cpu_ms, entry.render_cpu_ms, entry.frame_ms, entry.bytes, entry.frames,
 		"" if got.submit.is_empty() else ", submit %.3f ms" % entry.submit_ms])
 
 
-func _measure_memcpy(n: int, frames: int) -> void:
-	var bytes := n * ACTOR_BYTES + n * MODELS_PER_ACTOR * MODEL_INSTANCE_BYTES
-	var usec: float = ClassDB.class_call_static("VatCrowdBench", "memcpy_usec", bytes, maxi(frames, 10))
-	_results.append({"actors": n, "path": "memcpy", "cpu_ms": usec / 1000.0, "render_cpu_ms": null, "bytes": bytes})
-	print("  %-16s %8d actors: cpu %9.3f ms (%d bytes)" % ["memcpy", n, usec / 1000.0, bytes])
+## Bytes per frame a path hands the engine: the node's own count when it reports one, else the layout's.
+func _bytes(path: String, n: int, got: Dictionary) -> int:
+	var instances := 2 * n + _shield_ids.size()
+	var changed_instances := 0
+	for i in _changers:
+		changed_instances += 3 if i % 3 != 2 else 2
+	match path:
+		"per_instance_rs":
+			return instances * MM_TRANSFORM_BYTES + changed_instances * MM_CUSTOM_BYTES
+		"set_buffer", "set_buffer_gd":
+			return instances * MM_BYTES
+		"texture_floor":
+			return n * 16
+	if not got.bytes.is_empty() and got.bytes[0] >= 0:
+		return int(Util.median(got.bytes))
+	# main's nodes upload every actor record each submit, and model lists only when they changed (add_model
+	# writes them, so the immediate path re-sends them).
+	return n * VAT_ACTOR_BYTES + (instances * VAT_MODEL_BYTES if path.begins_with("vat_immediate") else 0)
 
 
 # --- baselines --------------------------------------------------------------------------------------------------
 
-func _setup_multimesh(n: int) -> void:
-	_mm = RenderingServer.multimesh_create()
-	RenderingServer.multimesh_set_mesh(_mm, _mesh.get_rid())
-	RenderingServer.multimesh_allocate_data(_mm, n, RenderingServer.MULTIMESH_TRANSFORM_3D, false, true)
-	RenderingServer.multimesh_set_custom_aabb(_mm, _aabb)
-	_instance = RenderingServer.instance_create2(_mm, _scenario)
+func _setup_multimeshes(n: int) -> void:
+	for m in MODELS_PER_ACTOR:
+		var count := _shield_ids.size() if m == 2 else n
+		var mm := RenderingServer.multimesh_create()
+		RenderingServer.multimesh_set_mesh(mm, _meshes[m].get_rid())
+		RenderingServer.multimesh_allocate_data(mm, count, RenderingServer.MULTIMESH_TRANSFORM_3D, false, true)
+		RenderingServer.multimesh_set_custom_aabb(mm, _aabb)
+		_mms.append(mm)
+		_instances.append(RenderingServer.instance_create2(mm, _scenario))
+	_gd_body.resize(n * 16)
+	_gd_shield.resize(_shield_ids.size() * 16)
 
 
-func _free_multimesh() -> void:
-	RenderingServer.free_rid(_instance)
-	RenderingServer.free_rid(_mm)
-	_instance = RID()
-	_mm = RID()
+func _free_multimeshes() -> void:
+	for rid in _instances:
+		RenderingServer.free_rid(rid)
+	for rid in _mms:
+		RenderingServer.free_rid(rid)
+	_instances.clear()
+	_mms.clear()
+	_gd_body = PackedFloat32Array()
+	_gd_shield = PackedFloat32Array()
 
 
 func _push_set_buffer(s: int) -> void:
-	RenderingServer.multimesh_set_buffer(_mm, _sets[s].buffer)
+	var set_s: Dictionary = _sets[s]
+	RenderingServer.multimesh_set_buffer(_mms[0], set_s.body)
+	RenderingServer.multimesh_set_buffer(_mms[1], set_s.body)
+	RenderingServer.multimesh_set_buffer(_mms[2], set_s.shield)
+
+
+## What a GDScript game pays for set_buffer: packing the buffers from positions, yaws and animation state.
+func _push_set_buffer_gd(s: int) -> void:
+	var set_s: Dictionary = _sets[s]
+	var positions: PackedVector3Array = set_s.positions
+	var yaws: PackedFloat32Array = set_s.yaws
+	var custom: PackedColorArray = set_s.custom
+	# Taken out of the members while written, so the writes do not copy a shared array.
+	var body := _gd_body
+	var shield := _gd_shield
+	_gd_body = PackedFloat32Array()
+	_gd_shield = PackedFloat32Array()
+	var k := 0
+	for i in positions.size():
+		var p := positions[i]
+		var c := cos(yaws[i])
+		var sn := sin(yaws[i])
+		var cu := custom[i]
+		var o := i * 16
+		body[o] = c
+		body[o + 1] = 0.0
+		body[o + 2] = sn
+		body[o + 3] = p.x
+		body[o + 4] = 0.0
+		body[o + 5] = 1.0
+		body[o + 6] = 0.0
+		body[o + 7] = p.y
+		body[o + 8] = -sn
+		body[o + 9] = 0.0
+		body[o + 10] = c
+		body[o + 11] = p.z
+		body[o + 12] = cu.r
+		body[o + 13] = cu.g
+		body[o + 14] = cu.b
+		body[o + 15] = cu.a
+		if i % 3 != 2:
+			var q := k * 16
+			for j in 16:
+				shield[q + j] = body[o + j]
+			k += 1
+	RenderingServer.multimesh_set_buffer(_mms[0], body)
+	RenderingServer.multimesh_set_buffer(_mms[1], body)
+	RenderingServer.multimesh_set_buffer(_mms[2], shield)
+	_gd_body = body
+	_gd_shield = shield
 
 
 func _push_per_instance(s: int) -> void:
-	var mm := _mm
-	var xforms: Array[Transform3D] = _sets[s].xforms
-	var custom: PackedColorArray = _sets[s].custom
+	var set_s: Dictionary = _sets[s]
+	var body := _mms[0]
+	var sword := _mms[1]
+	var shield := _mms[2]
+	var xforms: Array[Transform3D] = set_s.xforms
+	var custom: PackedColorArray = set_s.custom
+	var k := 0
 	for i in xforms.size():
-		RenderingServer.multimesh_instance_set_transform(mm, i, xforms[i])
-		RenderingServer.multimesh_instance_set_custom_data(mm, i, custom[i])
+		var xf := xforms[i]
+		RenderingServer.multimesh_instance_set_transform(body, i, xf)
+		RenderingServer.multimesh_instance_set_transform(sword, i, xf)
+		if i % 3 != 2:
+			RenderingServer.multimesh_instance_set_transform(shield, k, xf)
+			k += 1
+	for i in _changers:
+		RenderingServer.multimesh_instance_set_custom_data(body, i, custom[i])
+		RenderingServer.multimesh_instance_set_custom_data(sword, i, custom[i])
+		if i % 3 != 2:
+			RenderingServer.multimesh_instance_set_custom_data(shield, i - i / 3, custom[i])
+
+
+func _setup_floor(n: int) -> void:
+	# One RGBAF texel per actor, 4096 texels wide, as vat_crowd sizes its data textures.
+	var height := ceili(n / 4096.0)
+	for s in _sets:
+		var bytes: PackedByteArray = s.floor
+		bytes.resize(4096 * height * 16)
+		_floor_images.append(Image.create_from_data(4096, height, false, Image.FORMAT_RGBAF, bytes))
+	_floor_texture = ImageTexture.create_from_image(_floor_images[0])
+
+
+func _push_floor(s: int) -> void:
+	_floor_texture.update(_floor_images[s])
+
+
+func _free_floor() -> void:
+	_floor_images.clear()
+	_floor_texture = null
 
 
 # --- vat_crowd --------------------------------------------------------------------------------------------------
@@ -362,63 +528,24 @@ func _setup_vat(_n: int) -> void:
 	_vat.make_crowd(get_root())
 
 
-func _setup_vat_body(_n: int) -> void:
-	_vat.make_crowd(get_root(), true)
-
-
-func _setup_vat_full(_n: int) -> void:
-	_vat.make_crowd(get_root(), false, true)
-
-
 func _free_vat() -> void:
 	_vat.free_crowd()
 
 
 func _push_vat_bulk(s: int) -> void:
-	var set_s: Dictionary = _sets[s]
-	_vat.push_bulk(set_s.positions, set_s.yaws, set_s.clips, set_s.starts, _ids)
+	_vat.push_battle(_sets[s], _ids, _shield_ids, _changers, false)
 
 
-func _push_vat_bulk_new_ids(s: int) -> void:
-	var set_s: Dictionary = _sets[s]
-	_vat.push_bulk(set_s.positions, set_s.yaws, set_s.clips, set_s.starts, _ids if s == 0 else _ids_shifted)
-
-
-func _push_vat_bulk_full(s: int) -> void:
-	var set_s: Dictionary = _sets[s]
-	_vat.push_bulk_full(set_s.rows, set_s.clips, set_s.starts, _ids)
-
-
-# --- Godot's own texture upload of the same bytes ----------------------------------------------------------
-
-func _setup_upload(n: int) -> void:
-	# Data textures are 4096 texels wide; rows as many as the bytes need (as vat_crowd sizes them).
-	var specs := [[Image.FORMAT_RGBAF, 16, n * ACTOR_BYTES / 16]]
-	for m in MODELS_PER_ACTOR:
-		specs.append([Image.FORMAT_RGBA8, 4, n])
-	for spec in specs:
-		var height := ceili(spec[2] / 4096.0)
-		var bytes := PackedByteArray()
-		bytes.resize(4096 * height * spec[1])
-		bytes.fill(1)
-		var img := Image.create_from_data(4096, height, false, spec[0], bytes)
-		_upload_images.append(img)
-		_upload_textures.append(ImageTexture.create_from_image(img))
-
-
-func _push_upload(_s: int) -> void:
-	for i in _upload_images.size():
-		_upload_textures[i].update(_upload_images[i])
-
-
-func _free_upload() -> void:
-	_upload_images.clear()
-	_upload_textures.clear()
+func _push_vat_all_states(s: int) -> void:
+	_vat.push_battle(_sets[s], _ids, _shield_ids, _changers, true)
 
 
 func _push_vat_immediate(s: int) -> void:
-	var set_s: Dictionary = _sets[s]
-	_vat.push_immediate(set_s.xforms, set_s.clips, set_s.starts)
+	_vat.push_immediate(_sets[s], _changers)
+
+
+func _push_vat_immediate_defaults(s: int) -> void:
+	_vat.push_immediate(_sets[s], _changers, true)
 
 
 # --- report -----------------------------------------------------------------------------------------------------
@@ -431,34 +558,36 @@ func _find(n: int, path: String) -> Dictionary:
 
 
 func _print_ratios(n: int) -> void:
-	var goals := {"per_instance_rs": "goal at 100k: >= 20", "set_buffer": "goal: > 1"}
-	var mc := _find(n, "memcpy")
-	var up := _find(n, "texture_update")
-	if not up.is_empty() and not mc.is_empty():
-		print("  %d actors: texture_update / memcpy of the same bytes = %.2fx (Godot's own upload)" % [
-			n, up.cpu_ms / mc.cpu_ms])
-	for ours in ["vat_bulk", "vat_bulk_body"]:
-		var bulk := _find(n, ours)
-		if bulk.is_empty():
-			continue
-		for other in ["per_instance_rs", "set_buffer"]:
-			var r := _find(n, other)
-			if not r.is_empty():
-				print("  %d actors: %s / %s = %.2fx (%s)" % [n, other, ours, r.cpu_ms / bulk.cpu_ms, goals[other]])
-		if ours == "vat_bulk" and not mc.is_empty():
-			print("  %d actors: vat_bulk / memcpy of %d bytes = %.2fx (goal: <= 3)" % [
-				n, mc.bytes, bulk.cpu_ms / mc.cpu_ms])
+	var bulk := _find(n, "vat_bulk")
+	if bulk.is_empty():
+		return
+	var goals := {"per_instance_rs": "goal at 100k: >= 30", "set_buffer": "goal at 100k: >= 3",
+		"set_buffer_gd": "", "vat_immediate": ""}
+	for other: String in goals:
+		var r := _find(n, other)
+		if not r.is_empty():
+			print("  %d actors: %s / vat_bulk = %.2fx %s" % [n, other, r.cpu_ms / bulk.cpu_ms, goals[other]])
+	var floor_r := _find(n, "texture_floor")
+	if not floor_r.is_empty():
+		print("  %d actors: vat_bulk / texture_floor = %.2fx (goal at 100k: <= 2)" % [n, bulk.cpu_ms / floor_r.cpu_ms])
+	var imm := _find(n, "vat_immediate")
+	var rs := _find(n, "per_instance_rs")
+	if not imm.is_empty() and not rs.is_empty():
+		print("  %d actors: vat_immediate / per_instance_rs = %.2fx (goal: <= 1.5)" % [n, imm.cpu_ms / rs.cpu_ms])
+	var small := _find(n / 10, "vat_bulk")
+	if n >= 1000000 and not small.is_empty():
+		print("  %d actors: vat_bulk / vat_bulk at %d = %.2fx (goal: <= 12)" % [n, n / 10, bulk.cpu_ms / small.cpu_ms])
 
 
 func _print_table() -> void:
 	print("")
-	print("update benchmark (median ms per frame; %d models per actor)" % MODELS_PER_ACTOR)
-	print(Util.pad("actors", 9, true) + "  " + Util.pad("path", 17) + Util.pad("cpu_ms", 11, true)
-		+ Util.pad("render_cpu_ms", 15, true) + Util.pad("frames", 8, true))
+	print("update benchmark, battle frame (median ms per frame)")
+	print(Util.pad("actors", 9, true) + "  " + Util.pad("path", 23) + Util.pad("cpu_ms", 11, true)
+		+ Util.pad("render_cpu_ms", 15, true) + Util.pad("bytes", 12, true) + Util.pad("frames", 8, true))
 	for r in _results:
-		var render := "-" if r.render_cpu_ms == null else "%.3f" % r.render_cpu_ms
-		print(Util.pad(str(r.actors), 9, true) + "  " + Util.pad(r.path, 17) + Util.pad("%.3f" % r.cpu_ms, 11, true)
-			+ Util.pad(render, 15, true) + Util.pad(str(r.get("frames", "-")), 8, true))
+		print(Util.pad(str(r.actors), 9, true) + "  " + Util.pad(r.path, 23) + Util.pad("%.3f" % r.cpu_ms, 11, true)
+			+ Util.pad("%.3f" % r.render_cpu_ms, 15, true) + Util.pad(str(r.bytes), 12, true)
+			+ Util.pad(str(r.frames), 8, true))
 	var ns: Array = []
 	for r in _results:
 		if not ns.has(r.actors):

@@ -46,14 +46,20 @@ func clip_count() -> int:
 	return models[0].get_clip_count()
 
 
-## A fresh crowd node under `parent` with the three models, or only the body (what the baselines draw);
-## `full` turns on full_transform.
-func make_crowd(parent: Node, body_only := false, full := false) -> void:
+## The looped clips (idle, walk, run...): what most of a battle's actors play between clip changes.
+func looped_clips() -> PackedInt32Array:
+	var out := PackedInt32Array()
+	for c in clip_count():
+		if models[0].is_clip_looped(c):
+			out.append(c)
+	return out
+
+
+## A fresh crowd node under `parent` with the three models (body, sword, shield).
+func make_crowd(parent: Node) -> void:
 	crowd = AnimatedActorMeshInstance.new()
 	crowd.name = "BenchCrowd"
-	crowd.full_transform = full
-	var used: Array[VertexAnimation] = models.slice(0, 1) if body_only else models
-	crowd.models = used
+	crowd.models = models
 	parent.add_child(crowd)
 
 
@@ -63,35 +69,73 @@ func free_crowd() -> void:
 		crowd = null
 
 
-## vat_bulk: every actor and each of the crowd's models from precomputed arrays, then one submit.
-func push_bulk(positions: PackedVector3Array, yaws: PackedFloat32Array, clips: PackedInt32Array,
-		starts: PackedFloat32Array, ids: PackedInt32Array) -> void:
-	crowd.set_actors(positions, yaws, clips, starts)
-	for m in crowd.models.size():
-		crowd.set_model_actors(m, ids)
-	crowd.submit()
-
-
-## vat_bulk_full: every actor's whole 3x4 transform (MultiMesh.buffer layout) and each model, then one submit.
-func push_bulk_full(rows: PackedFloat32Array, clips: PackedInt32Array, starts: PackedFloat32Array,
-		ids: PackedInt32Array) -> void:
-	crowd.set_actor_transforms(rows, clips, starts)
-	for m in crowd.models.size():
-		crowd.set_model_actors(m, ids)
-	crowd.submit()
-
-
-## vat_immediate: one add_actor and three add_model calls per actor from GDScript, then one submit.
-func push_immediate(xforms: Array[Transform3D], clips: PackedInt32Array, starts: PackedFloat32Array) -> void:
+## vat_bulk: every actor's placement and clip from precomputed arrays, the changers' cross-fades, the three model
+## lists (the same every frame), then one submit. `all_states`: every actor plays another clip than last frame.
+func push_battle(set_s: Dictionary, ids: PackedInt32Array, shield_ids: PackedInt32Array,
+		changers: PackedInt32Array, all_states: bool) -> void:
 	var c := crowd
+	if all_states:
+		c.set_actors(set_s.positions, set_s.yaws, set_s.clips_all, set_s.starts_all)
+	else:
+		c.set_actors(set_s.positions, set_s.yaws, set_s.clips, set_s.starts)
+		c.set_actor_blends(changers, set_s.prev_clips, set_s.prev_starts, set_s.blend_times)
+	c.set_model_actors(0, ids)
+	c.set_model_actors(1, ids)
+	c.set_model_actors(2, shield_ids)
+	c.submit()
+
+
+## vat_immediate: one add_actor per actor and one add_model per model it carries, from GDScript, the changers'
+## cross-fades, then one submit. Every argument is passed, with its exact type: only then does GDScript take its
+## fast call path (see docs/performance.md); `defaults` leaves out add_model's optional arguments instead.
+func push_immediate(set_s: Dictionary, changers: PackedInt32Array, defaults := false) -> void:
+	if defaults:
+		_push_immediate_defaults(set_s, changers)
+		return
+	var c := crowd
+	var xforms: Array[Transform3D] = set_s.xforms
+	var clips: PackedInt32Array = set_s.clips
+	var starts: PackedFloat32Array = set_s.starts
+	var prev_clips: PackedInt32Array = set_s.prev_clips
+	var prev_starts: PackedFloat32Array = set_s.prev_starts
+	var white := Color.WHITE
+	c.begin()
+	for i in xforms.size():
+		c.add_actor(xforms[i], clips[i], starts[i], 1.0)
+		c.add_model(0, 0, white)
+		c.add_model(1, 0, white)
+		if i % 3 != 2:
+			c.add_model(2, 0, white)
+	for j in changers.size():
+		c.set_actor_blend(changers[j], prev_clips[j], prev_starts[j], 0.25)
+	c.submit()
+
+
+func _push_immediate_defaults(set_s: Dictionary, changers: PackedInt32Array) -> void:
+	var c := crowd
+	var xforms: Array[Transform3D] = set_s.xforms
+	var clips: PackedInt32Array = set_s.clips
+	var starts: PackedFloat32Array = set_s.starts
+	var prev_clips: PackedInt32Array = set_s.prev_clips
+	var prev_starts: PackedFloat32Array = set_s.prev_starts
 	c.begin()
 	for i in xforms.size():
 		c.add_actor(xforms[i], clips[i], starts[i], 1.0)
 		c.add_model(0)
 		c.add_model(1)
-		c.add_model(2)
+		if i % 3 != 2:
+			c.add_model(2)
+	for j in changers.size():
+		c.set_actor_blend(changers[j], prev_clips[j], prev_starts[j], 0.25)
 	c.submit()
 
 
 func last_submit_ms() -> float:
 	return crowd.get_last_submit_usec() / 1000.0
+
+
+## Bytes the last submit uploaded, where the node reports them; else -1.
+func last_submit_bytes() -> int:
+	if crowd.has_method("get_last_submit_bytes"):
+		return crowd.call("get_last_submit_bytes")
+	return -1

@@ -3,15 +3,17 @@
 extends RefCounted
 
 
-## Parsed user arguments (after "--"): {"quick": bool, "out": String, "scene": String ("" = the default)}.
+## Parsed user arguments (after "--"): {"quick": bool, "full": bool, "out": String, "scene": String ("" = the default)}.
 static func parse_args() -> Dictionary:
 	var args := OS.get_cmdline_user_args()
-	var result := {"quick": false, "out": "", "scene": ""}
+	var result := {"quick": false, "full": false, "out": "", "scene": ""}
 	var i := 0
 	while i < args.size():
 		var a: String = args[i]
 		if a == "--quick":
 			result.quick = true
+		elif a == "--full":
+			result.full = true
 		elif a == "--out" and i + 1 < args.size():
 			i += 1
 			result.out = args[i]

@@ -12,6 +12,7 @@
 //! * [`lod_mesh`]: the crowd LOD chain cut by vertex count (weld, simplify, remesh, bind).
 //! * [`lod_distance`]: the LOD formula the bake and the crowd nodes share.
 //! * [`clock`]: keep the shader's f32 time small with an f64 clock that rebases.
+//! * [`clip_end`]: clip times and finished clips from the clock and the clip table (game queries).
 //!
 //! [`baked`] checks that a stored bake's fields agree before anything reads them.
 //! [`layout`] holds the constants the shader shares; [`half`] the f16 conversions; [`octahedral`]
@@ -22,6 +23,7 @@
 pub mod baked;
 pub mod bounds;
 pub mod clip;
+pub mod clip_end;
 pub mod clock;
 pub mod crowd;
 pub mod crowd_bulk;

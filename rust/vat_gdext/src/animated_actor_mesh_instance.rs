@@ -23,6 +23,8 @@ use crate::vertex_animation::VertexAnimation;
 mod actor_bulk;
 #[path = "crowd/actor_node.rs"]
 mod actor_node;
+#[path = "crowd/queries.rs"]
+mod queries;
 
 crate::crowd::frame_api::frame_api!(AnimatedActorMeshInstance, "AnimatedActorMeshInstance");
 
@@ -131,6 +133,8 @@ pub struct AnimatedActorMeshInstance {
     looks: Vec<LookTable>,
     variation_counts: Vec<u32>,
     placed: PlacedBounds,
+    /// Each actor's playback and the end times due, for `get_finished_actors`.
+    ends: vat_core::clip_end::FinishTracker,
     /// The models (by instance id) the GPU objects were built for, to notice edits made in place
     /// (`models.append(x)` changes the array the getter returns without calling the setter).
     built_models: Vec<InstanceId>,
@@ -483,6 +487,7 @@ impl AnimatedActorMeshInstance {
             }
         }
         self.placed.add_actor(position, scale, cols);
+        self.ends.set(index, clip as u32, start, speed);
         self.actor_count += 1;
         index as i32
     }
@@ -573,6 +578,7 @@ impl AnimatedActorMeshInstance {
             bounds.push(self.placed.for_model(&model.bounds));
         }
         gpu.submit(&self.model_counts, &bounds, time, interpolate, &request);
+        self.ends.finish(self.actor_count, self.clock.time());
         self.update_billboard();
         self.last_submit_usec = started.elapsed().as_micros() as i64;
     }

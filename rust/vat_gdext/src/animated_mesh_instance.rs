@@ -23,6 +23,8 @@ use crate::vertex_animation::VertexAnimation;
 mod retained_bulk;
 #[path = "crowd/retained_node.rs"]
 mod retained_node;
+#[path = "crowd/retained_queries.rs"]
+mod retained_queries;
 
 crate::crowd::frame_api::frame_api!(AnimatedMeshInstance, "AnimatedMeshInstance");
 use retained_node::play;

@@ -44,3 +44,45 @@ impl VatCrowdBench {
         times[times.len() / 2]
     }
 }
+
+/// Empty methods that isolate what a GDScript call into the extension costs (`cargo xtask bench
+/// calls`): each does nothing but what its name says, so timing a loop of calls from GDScript
+/// measures Godot's dispatch, gdext's per-call wrapper and the argument conversion alone.
+#[godot_api(secondary)]
+impl VatCrowdBench {
+    /// Does nothing; a static method (no instance to look up or borrow).
+    #[func]
+    fn noop_static() {}
+
+    /// Does nothing; borrows the instance shared (`&self`).
+    #[func]
+    fn noop_ref(&self) {}
+
+    /// Does nothing; borrows the instance exclusively (`&mut self`, gdext's `bind_mut` guard).
+    #[func]
+    fn noop_mut(&mut self) {}
+
+    /// Does nothing but the crowd nodes' main-thread check (`crowd::guard`).
+    #[func]
+    fn noop_guarded(&mut self) {
+        crate::crowd::guard::main_thread_only!("VatCrowdBench", "noop_guarded");
+    }
+
+    /// Takes `add_actor`'s four arguments (a Transform3D, an int, two floats) and returns an int.
+    #[func]
+    fn noop_args(&mut self, transform: Transform3D, clip: i32, start: f64, speed: f64) -> i32 {
+        std::hint::black_box((transform, start, speed));
+        clip
+    }
+
+    /// Takes `add_model`'s arguments, two of them optional with defaults, as `add_model` does.
+    #[func]
+    fn noop_opt(
+        &mut self,
+        model: i32,
+        #[opt(default = 0)] variation: i32,
+        #[opt(default = Color::WHITE)] tint: Color,
+    ) {
+        std::hint::black_box((model, variation, tint));
+    }
+}

@@ -1,4 +1,4 @@
-//! `cargo xtask bench bake|update`: run a benchmark script under the renderer (release build)
+//! `cargo xtask bench bake|update|calls|frame`: run a benchmark script under the renderer (release build)
 //! and print its JSON results as a table of medians and ratios.
 
 use std::fs;
@@ -12,13 +12,23 @@ use crate::build::{self, target_dir};
 use crate::godot::{problems, Session};
 use crate::util::{mkdirs, repo_root, Result};
 
-/// Runs `tests/bench/bench_<which>.gd` and prints the table.
-pub fn bench(which: &str, quick: bool) -> Result<ExitCode> {
-    if which != "bake" && which != "update" {
-        bail!("bench: expected `bake` or `update`, got {which:?}");
+/// The one resolution of every `bench frame` configuration: small, because lavapipe rasterises on
+/// the same two cores, yet 16:9 like the demo.
+const FRAME_RESOLUTION: &str = "640x360";
+
+/// Runs `tests/bench/bench_<which>.gd` (`godot_project/bench/bench_frame.gd` for `frame`) and prints the table (`full`: the larger sizes a
+/// benchmark leaves out by default).
+pub fn bench(which: &str, quick: bool, full: bool) -> Result<ExitCode> {
+    if !["bake", "update", "calls", "frame"].contains(&which) {
+        bail!("bench: expected `bake`, `update`, `calls` or `frame`, got {which:?}");
     }
     let root = repo_root();
-    let tests = root.join("tests");
+    // The frame benchmark runs the demo's battle, in the demo project; the others run in tests/.
+    let tests = root.join(if which == "frame" {
+        "godot_project"
+    } else {
+        "tests"
+    });
     let plain = Session::plain()?;
     build::build(true, Some(&plain))?;
     if which == "bake" {
@@ -31,15 +41,20 @@ pub fn bench(which: &str, quick: bool) -> Result<ExitCode> {
     mkdirs(&out_dir)?;
     let json = out_dir.join(format!("{which}.json"));
     let _ = fs::remove_file(&json);
-    let mut args = vec![
-        "--path".to_string(),
-        tests.display().to_string(),
+    let mut args = vec!["--path".to_string(), tests.display().to_string()];
+    if which == "frame" {
+        args.extend(["--resolution".into(), FRAME_RESOLUTION.into()]);
+    }
+    args.extend([
         "-s".into(),
         format!("res://bench/bench_{which}.gd"),
         "--".into(),
-    ];
+    ]);
     if quick {
         args.push("--quick".into());
+    }
+    if full {
+        args.push("--full".into());
     }
     args.extend(["--out".into(), json.display().to_string()]);
     let out = session.run(&args, Duration::from_secs(3600))?;
@@ -65,16 +80,21 @@ fn print_table(report: &Value) {
     };
     println!(
         "\n{:<28} {:>10} {:>12} {:>10}",
-        "what", "actors", "median ms", "vs first"
+        "what", "actors", "median", "vs first"
     );
     let mut first: Vec<(Option<i64>, f64)> = Vec::new();
     for r in results {
-        let name = ["baker", "path"]
-            .iter()
-            .find_map(|k| r.get(*k).and_then(Value::as_str))
-            .unwrap_or("?");
+        let text = |k: &str| r.get(k).and_then(Value::as_str);
+        let name = match (text("view"), text("lod")) {
+            (Some(view), Some(lod)) => format!("{view}, lod {lod}"),
+            _ => ["baker", "path", "call"]
+                .iter()
+                .find_map(|k| text(k))
+                .unwrap_or("?")
+                .to_string(),
+        };
         let actors = r.get("actors").and_then(Value::as_i64);
-        let ms = ["ms", "cpu_ms"]
+        let ms = ["ms", "cpu_ms", "frame_ms", "ns_per_call"]
             .iter()
             .find_map(|k| r.get(*k).and_then(Value::as_f64));
         let Some(ms) = ms else {

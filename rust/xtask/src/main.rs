@@ -35,7 +35,9 @@ usage: cargo xtask <command>
                                Godot tests)
   demo [--frames N] [-- ARGS]  run the demo: in a window with a DISPLAY, else offscreen, writing
                                target/demo/demo.png; ARGS go to the demo (e.g. --actors 1000)
-  bench bake|update [--quick]  run a benchmark under the renderer and print a table
+  bench bake|update|calls|frame [--quick] [--full]
+                               run a benchmark under the renderer and print a table (--full:
+                               frame also at 100,000 actors)
   package                      write target/dist/vat_crowd-VERSION.zip: the addon as users install
                                it (release library, no benchmark class)
   bake [--debug] FILE.glb [OUT.res]
@@ -76,10 +78,10 @@ fn dispatch(args: &[String]) -> Result<ExitCode> {
         "demo" => cmd_demo(rest),
         "bench" => match rest {
             [which, opts @ ..] => {
-                let quick = flags(opts, &["--quick"])?.contains(&"--quick");
-                bench::bench(which, quick)
+                let set = flags(opts, &["--quick", "--full"])?;
+                bench::bench(which, set.contains(&"--quick"), set.contains(&"--full"))
             }
-            [] => Err("bench: say which: `bench bake` or `bench update`".into()),
+            [] => Err("bench: say which: `bench bake`, `update`, `calls` or `frame`".into()),
         },
         "bake" => {
             let debug = rest.first().is_some_and(|a| a == "--debug");

@@ -61,7 +61,7 @@ impl AnimatedActorMeshInstance {
         let clips = (!clips.is_empty()).then_some(clips.as_slice());
         let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
         let yaws = yaws.as_slice();
-        let packed = workers::install(|| {
+        let packed = workers::install_for(n, || {
             crowd::pack_actors_bulk(
                 out,
                 points,
@@ -84,6 +84,7 @@ impl AnimatedActorMeshInstance {
         };
         self.set_actor_count(n);
         self.placed = PlacedBounds::of_positions(&placed);
+        self.track_bulk(n, clips, starts);
     }
 
     /// Replaces this frame's actors, one per whole transform: 12 floats each, in the layout of
@@ -122,12 +123,13 @@ impl AnimatedActorMeshInstance {
         let clips = (!clips.is_empty()).then_some(clips.as_slice());
         let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
         let transforms = transforms.as_slice();
-        let packed = workers::install(|| {
+        let packed = workers::install_for(n, || {
             crowd::pack_actor_transforms_bulk(out, transforms, clips, starts, clip_count, origin)
         });
         match packed {
             Ok(placed) => {
                 self.set_actor_count(n);
+                self.track_bulk(n, clips, starts);
                 self.placed = PlacedBounds::of_transforms(&placed);
             }
             Err(e) => godot_error!(

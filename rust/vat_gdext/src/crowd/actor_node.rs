@@ -56,7 +56,7 @@ impl AnimatedActorMeshInstance {
             return;
         };
         let records = &mut gpu.actors.floats_mut()[..n * stride];
-        let applied = workers::install(|| {
+        let applied = workers::install_for(blends.actor_ids.len(), || {
             crowd::apply_blends_bulk(records, stride, blends, clip_count, origin)
         });
         if let Err(e) = applied {
@@ -160,6 +160,7 @@ impl AnimatedActorMeshInstance {
             self.full_transform,
         )?;
         self.clip_count = first.len() as u32;
+        self.ends.reset(first);
         self.built_models = models.iter().map(|m| m.instance_id()).collect();
         self.model_counts = vec![0; models.len()];
         self.model_reach = vec![0; models.len()];
@@ -214,7 +215,7 @@ impl AnimatedActorMeshInstance {
         let indices = &mut gpu.models[m].indices;
         indices.reserve(first + n);
         let out = &mut indices.bytes_mut_untracked()[first * 4..(first + n) * 4];
-        let packed = workers::install(|| {
+        let packed = workers::install_for(n, || {
             crowd::pack_model_instances_bulk(out, actor_ids, look, actor_count)
         });
         let packed = match packed {

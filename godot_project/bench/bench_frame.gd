@@ -1,0 +1,242 @@
+## Frame benchmark: whole-frame time (CPU and rendering; on lavapipe the rendering is CPU too) of the demo battle
+## with the sun's shadows on, at 3,000 and 30,000 soldiers (and 100,000 with --full), in a wide RTS view and
+## zoomed into the crowd, with the crowd nodes' culling and LOD off and on. Prints the vertices drawn per frame.
+## A benchmark, never a timed test.
+##
+## Run under the real renderer at one resolution throughout (cargo xtask bench frame passes --resolution):
+##   godot --path godot_project --resolution 640x360 -s res://bench/bench_frame.gd -- [--quick] [--full] --out /abs/frame.json
+##
+## Per configuration: WARMUP_FRAMES unrecorded frames, then 3 frames (median; 2 with --quick, 1 from 30,000 soldiers
+## on, where lavapipe takes minutes per frame). The report is rewritten after every configuration, so a run stopped
+## early keeps what it measured. The battle advances 0.1 s per
+## frame, so its soldiers move and the blocks re-submit as in the demo. Culling and LOD are set only where the
+## crowd nodes have the properties (`culling`, `force_lod`); without them "on" equals "off" and is not measured.
+extends SceneTree
+
+const Models := preload("res://demo/soldier_models.gd")
+const SOLDIER_SCENE := "res://demo/character/generated/soldier.tscn"
+const START_TIME := 25.0  ## seconds of battle simulated first, as a scripted demo run does
+const SIM_STEP := 0.1
+const WARMUP_FRAMES := 1
+
+var _frames := 3
+var _opts: Dictionary
+var _size := Vector2.ZERO
+var _results: Array = []
+var _notes: Array = []
+var _main: Node3D
+var _camera  ## the demo's camera rig (camera_rig.gd)
+var _models: Array[VertexAnimation] = []
+## Per model, per level: vertices of that level's mesh (level 0: the baked mesh).
+var _level_vertices: Array = []
+
+
+func _initialize() -> void:
+	_run.call_deferred()
+
+
+func _run() -> void:
+	var opts := _parse_args()
+	_opts = opts
+	if opts.quick:
+		_frames = 2
+	DisplayServer.window_set_vsync_mode(DisplayServer.VSYNC_DISABLED)
+	var size := get_root().get_visible_rect().size
+	_size = size
+	print("bench_frame: %s, renderer %s, %s, %dx%d" % [Engine.get_version_info().string,
+		RenderingServer.get_current_rendering_method(), RenderingServer.get_video_adapter_name(), size.x, size.y])
+	if DisplayServer.get_name() == "headless":
+		printerr("bench_frame: needs the real renderer (--headless draws nothing)")
+		quit(2)
+		return
+	if not ClassDB.class_exists("AnimatedActorMeshInstance"):
+		printerr("bench_frame: AnimatedActorMeshInstance is not registered (extension not built?)")
+		quit(1)
+		return
+	var models: RefCounted = Models.new()
+	if models.load_or_bake(SOLDIER_SCENE) != OK:
+		printerr("bench_frame: " + models.error)
+		quit(1)
+		return
+	_models = models.models
+	_count_level_vertices()
+	# The demo's scene (sun with shadows, sky, ground, camera) without its script: the benchmark drives the battle.
+	_main = (load("res://demo/main.tscn") as PackedScene).instantiate()
+	_main.set_script(null)
+	get_root().add_child(_main)
+	_camera = _main.get_node("Camera")
+	var sun := _main.get_node("Sun") as DirectionalLight3D
+	sun.rotation_degrees = Vector3(-42.0, -35.0, 0.0)
+	sun.shadow_enabled = true
+	(_main.get_node("Overlay") as CanvasLayer).visible = false
+
+	var counts: Array = [3000] if opts.quick else [3000, 30000]
+	if opts.full:
+		counts.append(100000)
+	for n in counts:
+		await _measure_battle(n)
+	_print_table()
+	var err := _write_report()
+	_main.queue_free()
+	await process_frame
+	quit(0 if err == OK else 1)
+
+
+func _write_report() -> Error:
+	return _write_json(_opts.out, {
+		"results": _results,
+		"frames_per_configuration": "%d (1 from 30,000 soldiers on)" % _frames,
+		"warmup_frames": WARMUP_FRAMES,
+		"resolution": "%dx%d" % [_size.x, _size.y],
+		"godot": Engine.get_version_info().string,
+		"adapter": RenderingServer.get_video_adapter_name(),
+		"notes": _notes + [
+			"frame_ms: median wall time from one frame_post_draw to the next (battle step, submits, rendering).",
+			"vertices: per frame in the camera pass, from get_lod_counts() and each level's mesh where the nodes"
+			+ " have it, else every actor's models at full detail; shadow passes draw more.",
+		],
+	})
+
+
+func _count_level_vertices() -> void:
+	for va in _models:
+		var levels: Array = [va.vertex_count]
+		if va.has_method("get_lod_count") and va.has_method("get_lod_mesh"):
+			for level in range(1, va.call("get_lod_count")):
+				var mesh: Mesh = va.call("get_lod_mesh", level)
+				var v := 0
+				if mesh != null:
+					for s in mesh.get_surface_count():
+						v += (mesh as ArrayMesh).surface_get_array_len(s)
+				levels.append(v)
+		_level_vertices.append(levels)
+
+
+func _measure_battle(n: int) -> void:
+	print("bench_frame: %d soldiers: setting up the battle" % n)
+	var battle: Node3D = load("res://demo/battle.gd").new()
+	battle.name = "Battle"
+	_main.add_child(battle)
+	battle.setup(_models, n, 7)
+	while battle.time < START_TIME - 1e-6:
+		battle.step(SIM_STEP)
+	var nodes := battle.find_children("*", "AnimatedActorMeshInstance", true, false)
+	var has_culling: bool = not nodes.is_empty() and "culling" in nodes[0]
+	var has_lod: bool = not nodes.is_empty() and "force_lod" in nodes[0]
+	if not has_culling and not has_lod:
+		_notes.append("%d soldiers: the crowd nodes have no culling or LOD properties; lod 'on' not measured" % n)
+	var view: Dictionary = battle.get_overview()
+	for view_name in ["wide", "zoom"]:
+		if view_name == "wide":
+			_camera.look_at_point(view.center, PI + 0.6, deg_to_rad(-32.0), view.width * 0.75)
+		else:
+			_camera.look_at_point(view.center, PI + 0.5, deg_to_rad(-22.0), 30.0)
+		for lod in ["off", "on"]:
+			var on: bool = lod == "on"
+			if on and not has_culling and not has_lod:
+				_results.append({"actors": n, "view": view_name, "lod": lod, "frame_ms": null, "vertices": null})
+				continue
+			for node: Node in nodes:
+				if has_culling:
+					node.set("culling", on)
+				if has_lod:
+					node.set("force_lod", -1 if on else 0)
+			var times: Array = []
+			var vertices := 0
+			var last := Time.get_ticks_usec()
+			var frames := _frames if n < 30000 else 1
+			for f in WARMUP_FRAMES + frames:
+				battle.step(SIM_STEP)
+				await RenderingServer.frame_post_draw
+				var now := Time.get_ticks_usec()
+				if f >= WARMUP_FRAMES:
+					times.append((now - last) / 1000.0)
+				last = now
+				vertices = _vertices(nodes)
+			var entry := {"actors": n, "view": view_name, "lod": lod, "frame_ms": _median(times), "vertices": vertices}
+			_results.append(entry)
+			_write_report()
+			print("  %6d soldiers, %-4s view, culling+LOD %-3s: frame %9.1f ms, %d vertices (%d frames)" % [
+				n, view_name, lod, entry.frame_ms, vertices, times.size()])
+	battle.queue_free()
+	await process_frame
+
+
+## Vertices drawn in the camera pass this frame, summed over the crowd nodes.
+func _vertices(nodes: Array[Node]) -> int:
+	var total := 0
+	for node in nodes:
+		if node.has_method("get_lod_counts"):
+			var counts: PackedInt32Array = node.call("get_lod_counts")
+			for level in counts.size():
+				for levels: Array in _level_vertices:
+					total += counts[level] * int(levels[mini(level, levels.size() - 1)])
+		else:
+			for m in _level_vertices.size():
+				total += node.get_model_instance_count(m) * int(_level_vertices[m][0])
+	return total
+
+
+func _print_table() -> void:
+	print("")
+	print("frame benchmark (median ms per frame, %d frames per configuration)" % _frames)
+	for r: Dictionary in _results:
+		var ms := "-" if r.frame_ms == null else "%.1f" % r.frame_ms
+		print("  %7d  %-5s lod %-4s %10s ms  %12s vertices" % [r.actors, r.view, r.lod, ms, str(r.vertices)])
+	for n in [3000, 30000, 100000]:
+		for view_name in ["wide", "zoom"]:
+			var off := _find(n, view_name, "off")
+			var on := _find(n, view_name, "on")
+			if not off.is_empty() and not on.is_empty() and on.frame_ms != null:
+				print("  %d soldiers, %s: off / on = %.2fx" % [n, view_name, off.frame_ms / on.frame_ms])
+
+
+func _find(n: int, view_name: String, lod: String) -> Dictionary:
+	for r: Dictionary in _results:
+		if r.actors == n and r.view == view_name and r.lod == lod:
+			return r
+	return {}
+
+
+# --- the few helpers of tests/bench/bench_util.gd this project needs (a separate Godot project) -----------------
+
+func _parse_args() -> Dictionary:
+	var result := {"quick": false, "full": false, "out": ""}
+	var args := OS.get_cmdline_user_args()
+	var i := 0
+	while i < args.size():
+		match args[i]:
+			"--quick":
+				result.quick = true
+			"--full":
+				result.full = true
+			"--out":
+				i += 1
+				result.out = args[i] if i < args.size() else ""
+			_:
+				push_warning("bench_frame: unknown argument '%s' ignored" % args[i])
+		i += 1
+	return result
+
+
+static func _median(values: Array) -> float:
+	var sorted := values.duplicate()
+	sorted.sort()
+	var n := sorted.size()
+	if n == 0:
+		return NAN
+	return float(sorted[n / 2]) if n % 2 == 1 else 0.5 * (sorted[n / 2 - 1] + sorted[n / 2])
+
+
+static func _write_json(path: String, data: Dictionary) -> Error:
+	if path.is_empty():
+		return OK
+	DirAccess.make_dir_recursive_absolute(path.get_base_dir())
+	var f := FileAccess.open(path, FileAccess.WRITE)
+	if f == null:
+		printerr("bench_frame: cannot write '%s': %s" % [path, error_string(FileAccess.get_open_error())])
+		return FileAccess.get_open_error()
+	f.store_string(JSON.stringify(data, "  ", false) + "\n")
+	f.close()
+	print("bench_frame: wrote %s" % path)
+	return OK

@@ -1,0 +1,118 @@
+# AnimatedActorMeshInstance's playback queries (get_actor_clip_time, get_finished_actors): computed from the crowd
+# clock and the clip table, so headless runs them for real.
+extends VatTest
+
+
+func _crowd() -> AnimatedActorMeshInstance:
+	var a := AnimatedActorMeshInstance.new()
+	a.models = [soldier_body()] as Array[VertexAnimation]
+	a.paused = true  # the test drives the clock
+	root.add_child(a)
+	return a
+
+
+## The soldier's non-looped death clip and a looped one.
+func _clips() -> Dictionary:
+	var va := soldier_body()
+	var die := va.find_clip("die")
+	var walk := va.find_clip("walk")
+	check(die >= 0 and not va.is_clip_looped(die), "the soldier has a non-looped 'die' clip")
+	check(walk >= 0 and va.is_clip_looped(walk), "the soldier has a looped 'walk' clip")
+	return {"die": die, "walk": walk, "die_length": va.get_clip_duration(die), "walk_length": va.get_clip_duration(walk)}
+
+
+## One immediate-mode frame at crowd time `t`: actor 0 walks since 0, actor 1 plays `clip1` since `start1`, actor 2
+## walks; returns the finished list after the submit.
+func _frame(a: AnimatedActorMeshInstance, t: float, clip1: int, start1: float, walk: int) -> PackedInt32Array:
+	a.time = t
+	a.begin()
+	a.add_actor(Transform3D.IDENTITY, walk, 0.0)
+	a.add_actor(Transform3D.IDENTITY, clip1, start1)
+	a.add_actor(Transform3D.IDENTITY, walk, 0.0)
+	a.submit()
+	return a.get_finished_actors()
+
+
+func test_a_death_is_listed_at_the_submit_after_its_end_once() -> void:
+	var c := _clips()
+	var a := _crowd()
+	var end: float = 1.0 + c.die_length
+	check_eq(_frame(a, 0.5, c.die, 1.0, c.walk), PackedInt32Array(), "before the death starts")
+	check_eq(_frame(a, end - 0.05, c.die, 1.0, c.walk), PackedInt32Array(), "just before its end")
+	check_eq(_frame(a, end + 0.02, c.die, 1.0, c.walk), PackedInt32Array([1]), "the submit after its end")
+	check_eq(_frame(a, end + 0.05, c.die, 1.0, c.walk), PackedInt32Array(), "not twice")
+	check_eq(_frame(a, end + 10.0, c.die, 1.0, c.walk), PackedInt32Array(), "not later")
+
+
+func test_a_new_clip_before_the_end_cancels_it() -> void:
+	var c := _clips()
+	var a := _crowd()
+	var end: float = 1.0 + c.die_length
+	_frame(a, 1.2, c.die, 1.0, c.walk)
+	check_eq(_frame(a, end - 0.1, c.walk, end - 0.1, c.walk), PackedInt32Array(), "given a walk before the end")
+	check_eq(_frame(a, end + 1.0, c.walk, end - 0.1, c.walk), PackedInt32Array(), "never listed for the death")
+
+
+func test_bulk_frames_and_pauses() -> void:
+	var c := _clips()
+	var a := _crowd()
+	var positions := PackedVector3Array([Vector3.ZERO, Vector3.ONE, Vector3(2, 0, 0)])
+	var yaws := PackedFloat32Array([0.0, 0.0, 0.0])
+	var clips := PackedInt32Array([c.die, c.walk, c.die])
+	var starts := PackedFloat32Array([0.0, 0.0, 2.0])
+	var ends := [c.die_length, 2.0 + c.die_length]
+	var lists: Array[PackedInt32Array] = []
+	for t: float in [0.1, ends[0] + 0.01, ends[0] + 0.01, ends[1] + 0.01]:
+		a.time = t
+		a.set_actors(positions, yaws, clips, starts)
+		a.submit()
+		lists.append(a.get_finished_actors())
+	check_eq(lists[0], PackedInt32Array(), "none ended yet")
+	check_eq(lists[1], PackedInt32Array([0]), "actor 0's death ended")
+	check_eq(lists[2], PackedInt32Array(), "paused clock: nothing new")
+	check_eq(lists[3], PackedInt32Array([2]), "actor 2's death ended")
+
+
+func test_clip_time_follows_the_clock() -> void:
+	var c := _clips()
+	var a := _crowd()
+	a.time = 10.0
+	a.begin()
+	a.add_actor(Transform3D.IDENTITY, c.walk, 9.0, 0.5)
+	a.add_actor(Transform3D.IDENTITY, c.die, 9.0, 1.0)
+	a.add_actor(Transform3D.IDENTITY, c.die, 0.0, 1.0)
+	check_near(a.get_actor_clip_time(0), fmod(0.5, c.walk_length), 1e-4, "looped, half speed")
+	check_near(a.get_actor_clip_time(1), minf(1.0, c.die_length), 1e-4, "one second into the death")
+	check_near(a.get_actor_clip_time(2), c.die_length, 1e-4, "held at the end")
+	a.time = 9.0 + 3.0 * c.walk_length / 0.5 + 0.2
+	check_near(a.get_actor_clip_time(0), 0.1, 1e-3, "wrapped after three loops")
+
+
+func test_bad_actor_ids_get_one_error() -> void:
+	var a := _crowd()
+	a.begin()
+	a.add_actor(Transform3D.IDENTITY, 0)
+	check_eq(a.get_actor_clip_time(1), -1.0, "past this frame's actors")
+	check_eq(a.get_actor_clip_time(-1), -1.0, "negative")
+	check(a.get_actor_clip_time(0) >= 0.0, "a good id still answers")
+	check_eq(a.get_finished_actors(), PackedInt32Array(), "nothing submitted yet")
+
+
+func test_retained_instance_clip_time() -> void:
+	var c := _clips()
+	var m := AnimatedMeshInstance.new()
+	m.animation = soldier_body()
+	m.paused = true
+	root.add_child(m)
+	m.time = 5.0
+	var id := m.add_instance(Transform3D.IDENTITY, c.die)
+	m.time = 5.25
+	check_near(m.get_instance_clip_time(id), 0.25, 1e-4, "a quarter second in")
+	m.play_animation(id, c.walk, 0.0, 2.0)
+	m.time = 5.5
+	check_near(m.get_instance_clip_time(id), fmod(0.5, c.walk_length), 1e-4, "walking at double speed")
+	m.time = 100.0
+	m.play_animation(id, c.die)
+	m.time = 100.0 + c.die_length + 3.0
+	check_near(m.get_instance_clip_time(id), c.die_length, 1e-4, "held at the death's end")
+	check_eq(m.get_instance_clip_time(id + 1), -1.0, "unknown id")
