@@ -151,6 +151,8 @@ pub struct VertexAnimation {
     /// Baked: the meshes of LOD1, LOD2, ... (LOD0 is `mesh`), drawn over the same textures.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     pub(crate) lod_meshes: Array<Gd<ArrayMesh>>,
+    /// Where the next bake writes its LOD input (`dump_lod_input`), then cleared.
+    lod_dump: Option<(String, String)>,
 
     /// The encoded VAT (sharing the textures' bytes), with the texture ids it was built from.
     cache: Option<(EncodedVat<output::GodotBytes>, [Option<InstanceId>; 2])>,
@@ -607,6 +609,7 @@ impl VertexAnimation {
         let t_skinned = Instant::now();
         let vat = output::encode_into_godot(encoder);
         let t_encoded = Instant::now();
+        self.write_lod_dump(&character, &vat, &clips)?;
 
         let textures: Vec<_> = self.texture_variations.iter_shared().collect();
         let variations = output::variations(&textures, &self.name_for_messages())?;

@@ -5,6 +5,7 @@
 //! for every frame and the encoding. This module only moves data between the two.
 
 pub mod collect;
+pub mod lod_source;
 pub mod output;
 pub mod root_motion;
 pub mod sample;
