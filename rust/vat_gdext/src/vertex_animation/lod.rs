@@ -110,8 +110,8 @@ impl VertexAnimation {
     /// dominant bone per vertex, bone names, surfaces with their cull mode, and per surface the
     /// RGBA8 images it may be drawn with), `poses_json` the positions of every source vertex at
     /// the first, middle and last frame of every clip (an array of arrays of `[x, y, z]`).
-    /// Returns the bake's error, or `ERR_FILE_CANT_WRITE` (with one error) when a file could
-    /// not be written.
+    /// Returns what `bake()` returns; a file that cannot be written fails the bake (one error)
+    /// and keeps the previous bake.
     #[func]
     pub fn dump_lod_input(&mut self, source_json: GString, poses_json: GString) -> Error {
         self.lod_dump = Some((source_json.to_string(), poses_json.to_string()));
