@@ -12,6 +12,8 @@
 use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
+pub mod lod2;
+
 /// One surface (material slot) of the combined source mesh.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SourceSurface {
