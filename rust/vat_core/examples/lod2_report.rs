@@ -3,7 +3,7 @@
 //! and manifold, how far it lies from the source (in % of the source's bounding-box diagonal) at
 //! the reference pose and, when `NAME.poses.json` (an array of poses, each an array of source
 //! positions `[x, y, z]`) is there, the worst over those poses, its seam-crossing triangles and
-//! the build time.
+//! the triangles facing against the source and the build time.
 //!
 //! ```sh
 //! VAT_LOD_SOURCES=/work/lod_sources cargo run --release -p vat_core --example lod2_report [TARGET] [VOXEL]
@@ -37,7 +37,7 @@ fn main() {
         .collect();
     names.sort();
     println!(
-        "{:<28} {:>7} {:>5} {:>5} {:>6} {:>13} {:>13} {:>13} {:>5} {:>8}",
+        "{:<28} {:>7} {:>5} {:>5} {:>6} {:>13} {:>13} {:>13} {:>5} {:>5} {:>8}",
         "character",
         "src_tri",
         "tri",
@@ -47,6 +47,7 @@ fn main() {
         "miss max/mean",
         "poses miss",
         "seams",
+        "flip",
         "ms"
     );
     for name in names {
@@ -88,7 +89,7 @@ fn report(dir: &Path, name: &str, target: u32, voxel: f32) {
         worst.1 = worst.1.max(pct(s.mean_source_distance, s.diagonal));
     }
     println!(
-        "{name:<28} {source_tris:>7} {:>5} {:>5} {:>6} {:>6.2}/{:<6.2} {:>6.2}/{:<6.2} {:>6.2}/{:<6.2} {:>5} {ms:>8.1}",
+        "{name:<28} {source_tris:>7} {:>5} {:>5} {:>6} {:>6.2}/{:<6.2} {:>6.2}/{:<6.2} {:>6.2}/{:<6.2} {:>5} {:>5} {ms:>8.1}",
         stats.triangles,
         stats.vertices,
         stats.closed_manifold,
@@ -99,5 +100,6 @@ fn report(dir: &Path, name: &str, target: u32, voxel: f32) {
         worst.0,
         worst.1,
         stats.seam_crossing_triangles,
+        stats.flipped_triangles,
     );
 }

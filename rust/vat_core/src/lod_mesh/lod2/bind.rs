@@ -62,15 +62,46 @@ pub(crate) fn min_area(positions: &[Vec3]) -> f32 {
 /// Moves every vertex of `mesh` onto the source surface and binds it there. Vertex `i` of the
 /// result uses column `i`; each triangle draws with the surface most of its vertices bind to
 /// (no majority: the surface nearest to its centre).
-pub(crate) fn bind(mesh: &Mesh, source: &SourceTriangles) -> (LodLevel, Vec<ColumnSource>) {
+///
+/// A vertex goes to the nearest source point facing its way (source triangle normal within 90
+/// degrees of the vertex normal) unless that is more than `slack` farther than the nearest point
+/// of any facing: so the outside of a thin part or of a crease does not wrap onto the inside and
+/// flip, while a side with no source facing it (a one-sided plane's back) still wraps.
+pub(crate) fn bind(
+    mesh: &Mesh,
+    source: &SourceTriangles,
+    source_positions: &[Vec3],
+    slack: f32,
+) -> (LodLevel, Vec<ColumnSource>) {
+    let face_normal = |[a, b, c]: [Vec3; 3]| (b - a).cross(c - a);
+    let source_normals: Vec<Vec3> = source
+        .triangles
+        .iter()
+        .map(|t| face_normal(t.map(|v| source_positions[v as usize])))
+        .collect();
+    let mut vertex_normals = vec![Vec3::ZERO; mesh.positions.len()];
+    for t in mesh.indices.chunks_exact(3) {
+        let n = face_normal([0, 1, 2].map(|k| mesh.positions[t[k] as usize]));
+        for &v in t {
+            vertex_normals[v as usize] += n;
+        }
+    }
     let hits: Vec<_> = mesh
         .positions
         .iter()
-        .map(|&p| {
-            source
+        .zip(&vertex_normals)
+        .map(|(&p, &n)| {
+            let any = source
                 .bvh
                 .nearest(p)
-                .expect("the BVH was checked non-empty")
+                .expect("the BVH was checked non-empty");
+            let facing = source
+                .bvh
+                .nearest_where(p, |t| source_normals[t as usize].dot(n) > 0.0);
+            match facing {
+                Some(f) if f.distance <= any.distance + slack => f,
+                _ => any,
+            }
         })
         .collect();
     let vertices: Vec<LodVertex> = hits
@@ -114,4 +145,71 @@ pub(crate) fn bind(mesh: &Mesh, source: &SourceTriangles) -> (LodLevel, Vec<Colu
             .collect(),
     };
     (level, columns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lod_mesh::SourceSurface;
+
+    #[test]
+    fn vertices_bind_to_the_nearest_source_facing_their_way_within_the_slack() {
+        // Source: a big triangle at y = 0 facing +y (surface 0) and one at y = 0.5 facing -y
+        // (surface 1). The LOD mesh: a small triangle at y = 0.45 facing +y.
+        let positions = vec![
+            Vec3::new(-5.0, 0.0, -5.0),
+            Vec3::new(0.0, 0.0, 5.0),
+            Vec3::new(5.0, 0.0, -5.0),
+            Vec3::new(-5.0, 0.5, -5.0),
+            Vec3::new(5.0, 0.5, -5.0),
+            Vec3::new(0.0, 0.5, 5.0),
+        ];
+        let surfaces = vec![
+            SourceSurface {
+                indices: vec![0, 1, 2],
+                double_sided: false,
+            },
+            SourceSurface {
+                indices: vec![3, 4, 5],
+                double_sided: false,
+            },
+        ];
+        #[allow(clippy::needless_update)] // fields LodSource gains later keep their defaults
+        let source = LodSource {
+            positions,
+            surfaces,
+            ..Default::default()
+        };
+        let tris = SourceTriangles::new(&source, &source.positions).unwrap();
+        let mesh = Mesh {
+            positions: vec![
+                Vec3::new(0.0, 0.45, 0.0),
+                Vec3::new(0.0, 0.45, 0.1),
+                Vec3::new(0.1, 0.45, 0.0),
+            ],
+            indices: vec![0, 1, 2],
+        };
+        // Generous slack: the facing triangle 0.45 below wins over the nearer one 0.05 above.
+        let (level, columns) = bind(&mesh, &tris, &source.positions, 1.0);
+        assert!(level.vertices.iter().all(|v| v.sources == [0, 1, 2]));
+        assert_eq!(level.surfaces.len(), 1);
+        assert_eq!(level.surfaces[0].source_surface, 0);
+        // The bound point is the vertex dropped onto y = 0.
+        let v = level.vertices[0];
+        let p: Vec3 = (0..3)
+            .map(|k| source.positions[v.sources[k] as usize] * v.weights[k])
+            .sum();
+        assert!((p - Vec3::ZERO).length() < 1e-5, "{p}");
+        assert_eq!(
+            columns[0],
+            ColumnSource::Bound {
+                vertices: v.sources,
+                weights: v.weights
+            }
+        );
+        // Tight slack: the nearest point wins whatever its facing.
+        let (level, _) = bind(&mesh, &tris, &source.positions, 0.1);
+        assert!(level.vertices.iter().all(|v| v.sources == [3, 4, 5]));
+        assert_eq!(level.surfaces[0].source_surface, 1);
+    }
 }

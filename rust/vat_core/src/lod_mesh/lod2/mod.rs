@@ -38,6 +38,9 @@ use crate::lod_mesh::{ColumnSource, LodLevel, LodSource};
 
 /// Taubin smoothing rounds applied to the voxel surface before simplifying.
 const SMOOTH_ITERATIONS: usize = 6;
+/// How much farther (in voxels) than the nearest source point a vertex may bind to reach a
+/// source point facing its way (see `bind::bind`).
+const BIND_SLACK_VOXELS: f32 = 2.0;
 /// Weight of the bone attribute against the position error while simplifying (see
 /// [`bone_attributes`]).
 const BONE_WEIGHT: f32 = 1.0;
@@ -104,7 +107,12 @@ pub fn build_lod2(
     surface::smooth(&mut mesh, SMOOTH_ITERATIONS);
     let attributes = bone_attributes(&mesh, source, &tris, &bounds);
     let simplified = simplify_closed(&mesh, &attributes, target_triangles as usize)?;
-    let (level, columns) = bind::bind(&simplified, &tris);
+    let (level, columns) = bind::bind(
+        &simplified,
+        &tris,
+        &source.positions,
+        BIND_SLACK_VOXELS * voxel,
+    );
     if !is_closed_manifold(&level) {
         // Binding keeps the connectivity, so this would be a bug, not bad input.
         return Err(VatError::InvalidValue {

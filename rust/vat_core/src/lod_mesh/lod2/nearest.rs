@@ -81,6 +81,11 @@ impl TriangleBvh {
 
     /// The indexed triangle nearest to `p` (ties: the first found), or `None` for an empty BVH.
     pub fn nearest(&self, p: Vec3) -> Option<Hit> {
+        self.nearest_where(p, |_| true)
+    }
+
+    /// The nearest indexed triangle for which `accept(triangle index)` holds, or `None`.
+    pub fn nearest_where(&self, p: Vec3, accept: impl Fn(u32) -> bool) -> Option<Hit> {
         if self.nodes.is_empty() {
             return None;
         }
@@ -94,6 +99,9 @@ impl TriangleBvh {
             let node = self.nodes[n as usize];
             if node.count > 0 {
                 for &t in &self.order[node.start as usize..(node.start + node.count) as usize] {
+                    if !accept(t) {
+                        continue;
+                    }
                     let (point, weights) = closest_on_triangle(p, self.corners[t as usize]);
                     let d2 = (point - p).length_squared();
                     if d2 < best_d2 {
@@ -306,5 +314,15 @@ mod tests {
             assert!((a * w[0] + b * w[1] + c * w[2] - hit.point).length() < 1e-5);
         }
         assert!(TriangleBvh::new(vec![[Vec3::ZERO; 3]], 1e-9).is_empty());
+        // A filter skips triangles: only odd ones, then none.
+        let q = Vec3::new(3.3, 4.4, 2.0);
+        let odd = bvh.nearest_where(q, |t| t % 2 == 1).unwrap();
+        assert_eq!(odd.triangle % 2, 1);
+        let brute = (1..corners.len() - 1)
+            .step_by(2)
+            .map(|t| (closest_on_triangle(q, corners[t]).0 - q).length())
+            .fold(f32::INFINITY, f32::min);
+        assert!((odd.distance - brute).abs() < 1e-5);
+        assert!(bvh.nearest_where(q, |_| false).is_none());
     }
 }

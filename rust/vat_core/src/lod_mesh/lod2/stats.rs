@@ -34,6 +34,10 @@ pub struct Lod2Stats {
     /// interpolate across a seam, so the texture smears over them. Re-baking a texture of
     /// LOD2's own (an automatic unwrap, filled from the source) is the full fix.
     pub seam_crossing_triangles: usize,
+    /// Triangles facing against the source triangles their vertices bind to (their face normal
+    /// at this pose against the sum of the bound triangles' face normals): with back faces
+    /// culled they vanish. Both sides of a one-sided source part count one side here.
+    pub flipped_triangles: usize,
 }
 
 /// Measures `level` (bound to `source`) with the source's vertices at `positions` (the
@@ -86,7 +90,32 @@ pub fn lod2_stats(source: &LodSource, level: &LodLevel, positions: &[Vec3]) -> L
         mean_source_distance,
         diagonal: (b.max - b.min).length(),
         seam_crossing_triangles: seam_crossings(source, level),
+        flipped_triangles: flipped(level, &lod_positions, positions),
     }
+}
+
+/// Level triangles facing against the source triangles their vertices bind to.
+fn flipped(level: &LodLevel, lod_positions: &[Vec3], positions: &[Vec3]) -> usize {
+    let normal = |[a, b, c]: [Vec3; 3]| (b - a).cross(c - a).normalize_or_zero();
+    level
+        .surfaces
+        .iter()
+        .flat_map(|s| s.indices.chunks_exact(3))
+        .filter(|t| {
+            let own = normal([0, 1, 2].map(|k| lod_positions[t[k] as usize]));
+            let bound: Vec3 = t
+                .iter()
+                .map(|&v| {
+                    normal(
+                        level.vertices[v as usize]
+                            .sources
+                            .map(|s| positions[s as usize]),
+                    )
+                })
+                .sum();
+            own.dot(bound) < 0.0
+        })
+        .count()
 }
 
 /// Largest and mean distance from `points` to the BVH's surface (0, 0 when either is empty).
