@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 mod chain;
 mod columns;
+pub mod lod2;
 #[cfg(test)]
 mod real_characters;
 mod silhouette;
