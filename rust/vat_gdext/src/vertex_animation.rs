@@ -148,6 +148,27 @@ pub struct VertexAnimation {
     #[export_group(name = "LOD")]
     #[init(val = PackedFloat32Array::from(&vat_core::lod_distance::DEFAULT_SWITCH_DISTANCES))]
     pub(crate) lod_distances: PackedFloat32Array,
+    /// Build LOD meshes when baking: LOD0 the source welded, LOD1 LOD0 simplified, LOD2 a small
+    /// closed remesh; all read one VAT holding only the columns they use. Off: `mesh` is the
+    /// source as it is and the VAT has one column per source vertex.
+    #[export]
+    #[init(val = true)]
+    pub(crate) lod_enabled: bool,
+    /// LOD1's share of LOD0's triangles (the head keeps more).
+    #[export(range = (0.05, 1.0, 0.01))]
+    #[init(val = 0.52)]
+    pub(crate) lod1_ratio: f32,
+    /// The bone whose region gets LOD1's larger head budget; empty: the first bone whose name
+    /// contains "head" (any case).
+    #[export]
+    pub(crate) lod_head_bone: GString,
+    /// LOD2's triangle target (must be below the source's triangle count).
+    #[export(range = (1.0, 5000.0, 1.0, or_greater))]
+    #[init(val = 300)]
+    pub(crate) lod2_triangles: i32,
+    /// Voxel size of LOD2's remesh, in the character's units; 0: chosen from the character's size.
+    #[export(range = (0.0, 1.0, 0.001, or_greater))]
+    pub(crate) lod_voxel_size: f32,
     /// Baked: the meshes of LOD1, LOD2, ... (LOD0 is `mesh`), drawn over the same textures.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     pub(crate) lod_meshes: Array<Gd<ArrayMesh>>,
@@ -613,10 +634,26 @@ impl VertexAnimation {
 
         let textures: Vec<_> = self.texture_variations.iter_shared().collect();
         let variations = output::variations(&textures, &self.name_for_messages())?;
-        let (mesh, column_channel) = output::combined_mesh(&character, &vat)
+        let lod = self
+            .build_lod(&character, &vat, &clips, &textures)
             .map_err(|e| format!("{e} (in '{scene_name}')"))?;
-        self.mesh = Some(mesh);
-        self.column_channel = column_channel;
+        let (vat, lod_stats) = match lod {
+            Some(Ok(built)) => {
+                let mut meshes = built.meshes.into_iter();
+                self.mesh = meshes.next();
+                self.lod_meshes = meshes.collect();
+                self.column_channel = output::free_custom_channel(&character)?;
+                (built.vat, Some(Ok(built.summary)))
+            }
+            other => {
+                let (mesh, column_channel) = output::combined_mesh(&character, &vat)
+                    .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+                self.mesh = Some(mesh);
+                self.lod_meshes = Array::new();
+                self.column_channel = column_channel;
+                (vat, other.map(|o| o.map(|b| b.summary)))
+            }
+        };
         self.clip_root_velocities = velocities.iter().map(|v| convert::to_vector3(*v)).collect();
         self.position_texture = Some(output::position_texture(&vat));
         self.normal_texture = output::normal_texture(&vat);
@@ -655,6 +692,7 @@ impl VertexAnimation {
         stats.set("build_ms", ms(t_encoded, t_built));
         stats.set("total_ms", ms(t_start, t_built));
         stats.set("summary", summary.as_str());
+        Self::add_lod_stats(&mut stats, lod_stats.as_ref());
         self.stats = stats;
         let ids = [
             self.position_texture.as_ref().map(|t| t.instance_id()),

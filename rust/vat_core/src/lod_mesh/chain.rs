@@ -2,7 +2,7 @@
 
 use super::simplify::simplify_lod1;
 use super::weld::weld;
-use super::{ColumnSource, LodChain, LodLevel, LodSettings, LodSource, LodSurface, LodVertex};
+use super::{LodChain, LodSettings, LodSource};
 use crate::error::{Result, VatError};
 
 /// Builds LOD0 (the source welded), LOD1 (LOD0 simplified per piece, on LOD0's vertices) and

@@ -9,23 +9,12 @@ use godot::classes::{BaseMaterial3D, BoneAttachment3D, Image, Node, Skeleton3D, 
 use godot::prelude::*;
 use vat_core::clip::Clip;
 use vat_core::encode::EncodedVat;
-use vat_core::lod_mesh::{LodSource, SourceSurface};
+use vat_core::lod_mesh::{LodSource, SourceSurface, SurfaceTexture};
 
 use super::collect::{array_at, Character};
 
 /// Poses per clip the silhouette check runs over (first, middle and last frame).
 pub const POSES_PER_CLIP: u32 = 3;
-
-/// One image a surface may be drawn with, as RGBA8.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rgba8Image {
-    /// Width in texels.
-    pub width: u32,
-    /// Height in texels.
-    pub height: u32,
-    /// `width * height * 4` bytes, rows top to bottom.
-    pub rgba8: Vec<u8>,
-}
 
 /// Builds the [`LodSource`] of a bake: the combined mesh's vertices in bake order (the VAT column
 /// order), the reference pose decoded from frame 0 of `vat`, the first UV set, each vertex's
@@ -114,6 +103,7 @@ pub fn lod_source<B: AsRef<[u8]>>(character: &Character, vat: &EncodedVat<B>) ->
         bones,
         bone_names,
         surfaces,
+        textures: Vec::new(),
     }
 }
 
@@ -175,8 +165,8 @@ fn triangles(arrays: &VarArray, primitive: PrimitiveType, n: usize) -> Vec<u32> 
 pub fn surface_images(
     character: &Character,
     variations: &[Option<Gd<Texture2D>>],
-) -> Vec<Vec<Rgba8Image>> {
-    let layers: Vec<Rgba8Image> = variations.iter().flatten().filter_map(rgba8).collect();
+) -> Vec<Vec<SurfaceTexture>> {
+    let layers: Vec<SurfaceTexture> = variations.iter().flatten().filter_map(rgba8).collect();
     character
         .meshes
         .iter()
@@ -194,7 +184,7 @@ pub fn surface_images(
 }
 
 /// A texture's image as RGBA8 (without mipmaps), or `None` when it has no image data.
-fn rgba8(texture: &Gd<Texture2D>) -> Option<Rgba8Image> {
+fn rgba8(texture: &Gd<Texture2D>) -> Option<SurfaceTexture> {
     let mut image: Gd<Image> = texture.get_image()?;
     if image.is_compressed() {
         image.decompress();
@@ -205,7 +195,7 @@ fn rgba8(texture: &Gd<Texture2D>) -> Option<Rgba8Image> {
     image.convert(Format::RGBA8);
     let (w, h) = (image.get_width(), image.get_height());
     let data = image.get_data();
-    (w > 0 && h > 0 && data.len() == (w * h * 4) as usize).then(|| Rgba8Image {
+    (w > 0 && h > 0 && data.len() == (w * h * 4) as usize).then(|| SurfaceTexture {
         width: w as u32,
         height: h as u32,
         rgba8: data.to_vec(),
@@ -240,39 +230,22 @@ pub fn poses<B: AsRef<[u8]>>(vat: &EncodedVat<B>, frames: &[u32]) -> Vec<Vec<gla
         .collect()
 }
 
-/// Writes `source` (with `images` as its per-surface textures) as JSON to `source_path` and
-/// `poses` as a JSON array of arrays of `[x, y, z]` to `poses_path`.
+/// Writes `source` as JSON (serde) to `source_path` and `poses` as a JSON array of arrays of
+/// `[x, y, z]` to `poses_path`.
 pub fn write_json(
     source: &LodSource,
-    images: &[Vec<Rgba8Image>],
     poses: &[Vec<glam::Vec3>],
     source_path: &str,
     poses_path: &str,
 ) -> Result<(), String> {
-    let mut value = serde_json::to_value(source).map_err(|e| e.to_string())?;
-    let textures: Vec<Vec<serde_json::Value>> = images
-        .iter()
-        .map(|list| {
-            list.iter()
-                .map(
-                    |i| serde_json::json!({"width": i.width, "height": i.height, "rgba8": i.rgba8}),
-                )
-                .collect()
-        })
-        .collect();
-    if let Some(map) = value.as_object_mut() {
-        map.insert("textures".into(), serde_json::json!(textures));
-    }
-    let write = |path: &str, text: String| {
+    let write = |path: &str, text: Result<String, serde_json::Error>| {
+        let text = text.map_err(|e| format!("could not serialise '{path}': {e}"))?;
         std::fs::write(path, text).map_err(|e| format!("could not write '{path}': {e}"))
     };
-    write(source_path, value.to_string())?;
+    write(source_path, serde_json::to_string(source))?;
     let pose_arrays: Vec<Vec<[f32; 3]>> = poses
         .iter()
         .map(|p| p.iter().map(|v| v.to_array()).collect())
         .collect();
-    write(
-        poses_path,
-        serde_json::to_string(&pose_arrays).map_err(|e| e.to_string())?,
-    )
+    write(poses_path, serde_json::to_string(&pose_arrays))
 }

@@ -1,6 +1,6 @@
 //! VertexAnimation's levels of detail: the baked LOD meshes and where each level starts.
 
-use godot::classes::ArrayMesh;
+use godot::classes::{ArrayMesh, Texture2D};
 use godot::global::Error;
 use godot::prelude::*;
 use vat_core::clip::Clip;
@@ -9,8 +9,11 @@ use vat_core::lod_distance::{actor_diameter, screen_constant, LodCurve};
 
 use super::VertexAnimation;
 use crate::bake::collect::Character;
+use crate::bake::lod::{bake_lod, LodBake, LodSummary};
 use crate::bake::lod_source;
+use crate::bake::output::GodotBytes;
 use crate::convert;
+use vat_core::lod_mesh::LodSettings;
 
 #[godot_api(secondary)]
 impl VertexAnimation {
@@ -132,21 +135,105 @@ impl VertexAnimation {
         let Some((source_path, poses_path)) = &self.lod_dump else {
             return Ok(());
         };
-        let source = lod_source::lod_source(character, vat);
+        let mut source = lod_source::lod_source(character, vat);
         let variations: Vec<_> = self.texture_variations.iter_shared().collect();
-        let images = lod_source::surface_images(character, &variations);
+        source.textures = lod_source::surface_images(character, &variations);
         let poses = lod_source::poses(vat, &lod_source::pose_frames(clips));
         let global = |p: &str| {
             godot::classes::ProjectSettings::singleton()
                 .globalize_path(p)
                 .to_string()
         };
-        lod_source::write_json(
-            &source,
-            &images,
-            &poses,
-            &global(source_path),
-            &global(poses_path),
+        lod_source::write_json(&source, &poses, &global(source_path), &global(poses_path))
+    }
+}
+
+impl VertexAnimation {
+    /// The LOD settings as the core takes them.
+    fn lod_settings(&self) -> LodSettings {
+        LodSettings {
+            lod1_ratio: self.lod1_ratio,
+            head_bone: self.lod_head_bone.to_string(),
+            lod2_triangles: self.lod2_triangles.max(0) as u32,
+            voxel_size: self.lod_voxel_size,
+            ..LodSettings::default()
+        }
+    }
+
+    /// Builds the LOD chain when `lod_enabled` (see `bake::lod::bake_lod`): `None` when off.
+    pub(super) fn build_lod(
+        &self,
+        character: &Character,
+        vat: &EncodedVat<GodotBytes>,
+        clips: &[Clip],
+        variations: &[Option<Gd<Texture2D>>],
+    ) -> Result<Option<Result<LodBake, String>>, String> {
+        if !self.lod_enabled {
+            return Ok(None);
+        }
+        if self.lod2_triangles <= 0 {
+            return Err(format!(
+                "lod2_triangles of '{}' is {}; it must be at least 1",
+                self.name_for_messages(),
+                self.lod2_triangles
+            ));
+        }
+        bake_lod(
+            character,
+            vat,
+            clips,
+            &self.lod_settings(),
+            variations,
+            &self.name_for_messages(),
         )
+        .map(Some)
+    }
+
+    /// Adds the LOD figures to the bake stats: `lods` (per kept level: level, vertices,
+    /// triangles, vat_columns, holes_pct, loss_pct, worst_view, worst_pose, silhouette),
+    /// source_vertices, vat_bytes_before, vat_bytes_after, lod_ms and lod_notes.
+    pub(super) fn add_lod_stats(
+        stats: &mut VarDictionary,
+        lod: Option<&Result<LodSummary, String>>,
+    ) {
+        let mut lods: VarArray = VarArray::new();
+        let mut notes = PackedStringArray::new();
+        let bytes = stats.get("bytes").unwrap_or(Variant::from(0));
+        let vertices = stats.get("vertices").unwrap_or(Variant::from(0));
+        let (mut before, mut after, mut source, mut ms) =
+            (bytes.clone(), bytes, vertices, Variant::from(0.0));
+        match lod {
+            Some(Ok(s)) => {
+                for (i, l) in s.levels.iter().enumerate() {
+                    let mut d = VarDictionary::new();
+                    d.set("level", i as i64);
+                    d.set("built_level", l.built_level as i64);
+                    d.set("vertices", l.vertices as i64);
+                    d.set("triangles", l.triangles as i64);
+                    d.set("vat_columns", l.columns as i64);
+                    d.set("holes_pct", f64::from(l.report.holes_pct));
+                    d.set("loss_pct", f64::from(l.report.loss_pct));
+                    d.set("worst_view", i64::from(l.report.worst_view));
+                    d.set("worst_pose", i64::from(l.report.worst_pose));
+                    d.set("silhouette", &l.image);
+                    lods.push(&d.to_variant());
+                }
+                before = Variant::from(s.bytes_before as i64);
+                after = Variant::from(s.bytes_after as i64);
+                source = Variant::from(s.source_vertices as i64);
+                ms = Variant::from(s.ms);
+                for d in &s.dropped {
+                    notes.push(d.as_str());
+                }
+            }
+            Some(Err(why)) => notes.push(why.as_str()),
+            None => {}
+        }
+        stats.set("lods", &lods);
+        stats.set("source_vertices", &source);
+        stats.set("vat_bytes_before", &before);
+        stats.set("vat_bytes_after", &after);
+        stats.set("lod_ms", &ms);
+        stats.set("lod_notes", &notes);
     }
 }
