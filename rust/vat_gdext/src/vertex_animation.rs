@@ -635,7 +635,7 @@ impl VertexAnimation {
         let textures: Vec<_> = self.texture_variations.iter_shared().collect();
         let variations = output::variations(&textures, &self.name_for_messages())?;
         let lod = self
-            .build_lod(&character, &vat, &clips, &textures)
+            .build_lod(&character, &vat, &clips, &textures, scene_name)
             .map_err(|e| format!("{e} (in '{scene_name}')"))?;
         let (vat, lod_stats) = match lod {
             Some(Ok(built)) => {

@@ -64,43 +64,40 @@ pub struct LodSummary {
     pub ms: f64,
     /// One line per dropped level.
     pub dropped: Vec<String>,
+    /// Where each stored VAT column comes from, in texture order.
+    pub columns: Vec<ColumnSource>,
 }
 
 /// Checks what can be checked before building the chain: settings out of range, a character
-/// without triangles, a LOD2 target not below the source, a voxel size larger than the
-/// character. One message naming the setting and the character.
+/// without triangles, a voxel size larger than the character. One message naming the setting (the caller adds the character).
 pub fn check_settings(
     settings: &LodSettings,
     source_triangles: usize,
     extent: f32,
-    owner: &str,
 ) -> Result<(), String> {
     if source_triangles == 0 {
         return Err(format!(
-            "'{owner}' has no triangles to build LOD meshes from (turn lod_enabled off to bake it without LODs)"
+            "the character has no triangles to build LOD meshes from (turn lod_enabled off to bake it without LODs)"
         ));
     }
     if !(settings.lod1_ratio > 0.0 && settings.lod1_ratio <= 1.0) {
         return Err(format!(
-            "lod1_ratio of '{owner}' is {}; it must lie in (0, 1]",
+            "lod1_ratio is {}; it must lie in (0, 1]",
             settings.lod1_ratio
         ));
     }
-    if settings.lod2_triangles == 0 || settings.lod2_triangles as usize >= source_triangles {
-        return Err(format!(
-            "lod2_triangles of '{owner}' is {}; it must be at least 1 and below the source's {source_triangles} triangles",
-            settings.lod2_triangles
-        ));
+    if settings.lod2_triangles == 0 {
+        return Err("lod2_triangles is 0; it must be at least 1".into());
     }
     let v = settings.voxel_size;
     if !(v.is_finite() && v >= 0.0) {
         return Err(format!(
-            "lod_voxel_size of '{owner}' is {v}; it must be 0 (automatic) or positive"
+            "lod_voxel_size is {v}; it must be 0 (automatic) or positive"
         ));
     }
     if v > 0.0 && v >= extent {
         return Err(format!(
-            "lod_voxel_size of '{owner}' is {v}, not below the character's largest extent {extent}: the LOD2 remesh would be empty"
+            "lod_voxel_size is {v}, not below the character's largest extent {extent}: the LOD2 remesh would be empty"
         ));
     }
     Ok(())
@@ -108,9 +105,9 @@ pub fn check_settings(
 
 /// Builds, checks and stores the LOD chain of `character` from its full bake `vat`.
 ///
-/// `Err` (nothing changed) for bad settings ([`check_settings`]). A chain the core cannot build
-/// for this character gives `Ok(Err(why))` after one warning: the bake goes on without LOD
-/// meshes. A level past [`MAX_HOLES_PCT`] or [`MAX_LOSS_PCT`] is dropped with one warning naming
+/// `Err` (nothing changed) for bad settings ([`check_settings`]). A character with no more
+/// triangles than the LOD2 target, or a chain the core cannot build for it, gives `Ok(Err(why))`
+/// after one warning: the bake goes on without LOD meshes. A level past [`MAX_HOLES_PCT`] or [`MAX_LOSS_PCT`] is dropped with one warning naming
 /// it and its figures; LOD0 failing drops the whole chain (`Ok(Err(why))`).
 pub fn bake_lod(
     character: &Character,
@@ -123,7 +120,16 @@ pub fn bake_lod(
     let t0 = Instant::now();
     let mut source = lod_source::lod_source(character, vat);
     let triangles: usize = source.surfaces.iter().map(|s| s.indices.len() / 3).sum();
-    check_settings(settings, triangles, vat.bounds.size().max_element(), owner)?;
+    check_settings(settings, triangles, vat.bounds.size().max_element())?;
+    if settings.lod2_triangles as usize >= triangles {
+        // A character this small gains nothing from LODs; the defaults must still bake it.
+        let why = format!(
+            "'{owner}' has {triangles} triangles, not more than lod2_triangles ({}): baked without LOD meshes",
+            settings.lod2_triangles
+        );
+        godot_warn!("vat_crowd: {why}");
+        return Ok(Err(why));
+    }
     source.textures = lod_source::surface_images(character, variations);
     let chain = match build_chain(&source, settings) {
         Ok(chain) => chain,
@@ -223,6 +229,7 @@ pub fn bake_lod(
         source_vertices: source.positions.len(),
         ms: t0.elapsed().as_secs_f64() * 1000.0,
         dropped,
+        columns,
     };
     Ok(Ok(LodBake {
         vat: new_vat,

@@ -13,7 +13,7 @@ use crate::bake::lod::{bake_lod, LodBake, LodSummary};
 use crate::bake::lod_source;
 use crate::bake::output::GodotBytes;
 use crate::convert;
-use vat_core::lod_mesh::LodSettings;
+use vat_core::lod_mesh::{ColumnSource, LodSettings};
 
 #[godot_api(secondary)]
 impl VertexAnimation {
@@ -167,14 +167,14 @@ impl VertexAnimation {
         vat: &EncodedVat<GodotBytes>,
         clips: &[Clip],
         variations: &[Option<Gd<Texture2D>>],
+        scene_name: &str,
     ) -> Result<Option<Result<LodBake, String>>, String> {
         if !self.lod_enabled {
             return Ok(None);
         }
         if self.lod2_triangles <= 0 {
             return Err(format!(
-                "lod2_triangles of '{}' is {}; it must be at least 1",
-                self.name_for_messages(),
+                "lod2_triangles is {}; it must be at least 1",
                 self.lod2_triangles
             ));
         }
@@ -184,14 +184,15 @@ impl VertexAnimation {
             clips,
             &self.lod_settings(),
             variations,
-            &self.name_for_messages(),
+            scene_name,
         )
         .map(Some)
     }
 
     /// Adds the LOD figures to the bake stats: `lods` (per kept level: level, vertices,
     /// triangles, vat_columns, holes_pct, loss_pct, worst_view, worst_pose, silhouette),
-    /// source_vertices, vat_bytes_before, vat_bytes_after, lod_ms and lod_notes.
+    /// source_vertices, vat_bytes_before, vat_bytes_after, lod_ms, lod_notes, and
+    /// lod_column_sources (6 floats per VAT column: three source vertices, then their weights).
     pub(super) fn add_lod_stats(
         stats: &mut VarDictionary,
         lod: Option<&Result<LodSummary, String>>,
@@ -225,6 +226,18 @@ impl VertexAnimation {
                 for d in &s.dropped {
                     notes.push(d.as_str());
                 }
+                let sources: PackedFloat32Array = s
+                    .columns
+                    .iter()
+                    .flat_map(|c| match *c {
+                        ColumnSource::Vertex(v) => [v as f32, v as f32, v as f32, 1.0, 0.0, 0.0],
+                        ColumnSource::Bound {
+                            vertices: [a, b, c],
+                            weights: [x, y, z],
+                        } => [a as f32, b as f32, c as f32, x, y, z],
+                    })
+                    .collect();
+                stats.set("lod_column_sources", &sources);
             }
             Some(Err(why)) => notes.push(why.as_str()),
             None => {}
