@@ -76,9 +76,7 @@ pub fn check_settings(
     extent: f32,
 ) -> Result<(), String> {
     if source_triangles == 0 {
-        return Err(format!(
-            "the character has no triangles to build LOD meshes from (turn lod_enabled off to bake it without LODs)"
-        ));
+        return Err("the character has no triangles to build LOD meshes from (turn lod_enabled off to bake it without LODs)".into());
     }
     if !(settings.lod1_ratio > 0.0 && settings.lod1_ratio <= 1.0) {
         return Err(format!(

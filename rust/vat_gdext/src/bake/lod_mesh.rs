@@ -56,7 +56,7 @@ fn kind_of(which: ArrayType, format: u64) -> Option<Kind> {
     if which == ArrayType::COLOR {
         return Some(Kind::Color);
     }
-    let c = (which.ord() - ArrayType::CUSTOM0.ord()) as i32;
+    let c = which.ord() - ArrayType::CUSTOM0.ord();
     let f = ((format & custom_mask(c)) >> custom_shift(c)) as i32;
     Some(match ArrayCustomFormat::try_from_ord(f)? {
         ArrayCustomFormat::RGBA8_UNORM => Kind::Unorm8,
