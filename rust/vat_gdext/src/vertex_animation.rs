@@ -101,7 +101,8 @@ pub struct VertexAnimation {
     /// Baked: `texture_variations` as one Texture2DArray.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     variations: Option<Gd<Texture2DArray>>,
-    /// Baked: vertices in the combined mesh.
+    /// Baked: VAT columns: one per vertex position some level of detail draws (with LODs, welded
+    /// vertices share one and LOD2 adds bound ones; without, one per source vertex).
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     vertex_count: i32,
     /// Baked: frames over all clips.
@@ -214,8 +215,14 @@ impl VertexAnimation {
         }
     }
 
-    /// The last bake's summary and timings: vertices, frames, clips, texture sizes, bytes,
-    /// sample_ms (Godot posing), skin_ms (vat_core skinning), encode_ms, build_ms, total_ms.
+    /// The last bake's summary and timings: vertices (VAT columns), frames, clips, texture sizes,
+    /// bytes, sample_ms (Godot posing), skin_ms (vat_core skinning), encode_ms, build_ms (the LOD
+    /// chain included), total_ms; and the LOD chain's figures: `lods` (per kept level: level,
+    /// built_level, vertices, triangles, vat_columns, holes_pct, loss_pct, worst_view, worst_pose,
+    /// silhouette: an Image of the source's and the level's masks side by side),
+    /// source_vertices, vat_bytes_before, vat_bytes_after, lod_ms, lod_notes (why a level or the
+    /// chain was left out) and lod_column_sources (6 floats per column: three source vertices,
+    /// their weights).
     #[func]
     pub fn get_bake_stats(&self) -> VarDictionary {
         self.stats.clone()
@@ -321,15 +328,16 @@ impl VertexAnimation {
         )
     }
 
-    /// Positions of every vertex of the combined mesh at `frame` of `clip`, in the character root's
-    /// space, decoded from the textures exactly as the shader reads them.
+    /// Positions of every VAT column (`vertex_count` of them; a mesh vertex reads the column in
+    /// its `column_channel`) at `frame` of `clip`, in the character root's space, decoded from the
+    /// textures exactly as the shader reads them.
     #[func]
     pub fn decode_frame(&mut self, clip: i32, frame: i32) -> PackedVector3Array {
         self.decode(clip, frame, false)
     }
 
-    /// Normals of every vertex at `frame` of `clip`, decoded like the shader does (empty if normals
-    /// were not baked).
+    /// Normals of every VAT column at `frame` of `clip`, decoded like the shader does (empty if
+    /// normals were not baked).
     #[func]
     pub fn decode_frame_normals(&mut self, clip: i32, frame: i32) -> PackedVector3Array {
         self.decode(clip, frame, true)
