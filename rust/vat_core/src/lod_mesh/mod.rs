@@ -13,6 +13,9 @@ use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
 mod columns;
+#[cfg(test)]
+mod test_meshes;
+mod weld;
 
 pub use columns::{apply_columns, level_positions};
 
