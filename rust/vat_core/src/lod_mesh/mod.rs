@@ -13,11 +13,16 @@ use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
 mod columns;
+mod silhouette;
 #[cfg(test)]
 mod test_meshes;
 mod weld;
 
 pub use columns::{apply_columns, level_positions};
+pub use silhouette::{
+    check_silhouettes, silhouette_image, SilhouetteImage, SilhouetteReport, SILHOUETTE_SIZE,
+    SILHOUETTE_VIEWS,
+};
 
 /// One image a surface may be drawn with (its albedo, or one texture variation), as RGBA8 rows
 /// from the top. The weld samples it to tell which UV seams it can close without a visible change.
