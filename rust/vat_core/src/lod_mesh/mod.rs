@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 mod columns;
 mod silhouette;
+mod simplify;
 #[cfg(test)]
 mod test_meshes;
 mod weld;
