@@ -12,13 +12,17 @@
 use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
+mod chain;
 mod columns;
+#[cfg(test)]
+mod real_characters;
 mod silhouette;
 mod simplify;
 #[cfg(test)]
 mod test_meshes;
 mod weld;
 
+pub use chain::build_chain;
 pub use columns::{apply_columns, level_positions};
 pub use silhouette::{
     check_silhouettes, silhouette_image, SilhouetteImage, SilhouetteReport, SILHOUETTE_SIZE,
