@@ -9,12 +9,13 @@
 //! ([`LodVertex::sources`]), so the Godot side builds a level's arrays by interpolating the
 //! source's attributes (UVs, colours, custom channels) and knows nothing of how it was made.
 
+pub mod lod2;
+
 use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
 mod chain;
 mod columns;
-pub mod lod2;
 #[cfg(test)]
 mod real_characters;
 mod silhouette;

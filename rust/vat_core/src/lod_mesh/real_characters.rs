@@ -1,14 +1,15 @@
 //! The chain on real characters dumped by the bake (`NAME.source.json`, `NAME.poses.json` in
 //! `$VAT_LOD_SOURCES`), with a table of what each level keeps. Ignored: the files are not part
 //! of the repository. Run with
-//! `VAT_LOD_SOURCES=DIR cargo test -p vat_core --release real_characters -- --ignored --nocapture`.
+//! `VAT_LOD_SOURCES=DIR cargo test -p vat_core --release real_characters -- --ignored --nocapture`
+//! (`VAT_LOD_ONLY=NAME` keeps the characters whose names contain NAME).
 
 use std::time::Instant;
 
 use glam::Vec3;
 
 use super::weld::weld;
-use super::{build_chain, check_silhouettes, LodSettings, LodSource};
+use super::{build_chain, check_silhouettes, silhouette_image, LodSettings, LodSource};
 use crate::encode::bytes_per_vertex_frame;
 use crate::encode::Precision;
 
@@ -45,8 +46,11 @@ fn real_characters() {
         .filter_map(|n| n.strip_suffix(".source.json").map(str::to_owned))
         .collect();
     names.sort();
+    if let Ok(only) = std::env::var("VAT_LOD_ONLY") {
+        names.retain(|n| n.contains(&only));
+    }
     assert!(!names.is_empty(), "no NAME.source.json in {dir}");
-    let settings = LodSettings::default();
+    let picture_dir = std::env::var("VAT_LOD_PICTURES").ok();
     for name in names {
         let read = |suffix: &str| std::fs::read_to_string(format!("{dir}/{name}.{suffix}.json"));
         let source: LodSource = serde_json::from_str(&read("source").unwrap()).unwrap();
@@ -72,6 +76,12 @@ fn real_characters() {
             poses.len(),
             counter_clockwise_share(&source),
         );
+        // The default LOD2 target, or a quarter of the source's triangles on a tiny character.
+        let triangles: usize = source.surfaces.iter().map(|s| s.indices.len() / 3).sum();
+        let settings = LodSettings {
+            lod2_triangles: (triangles as u32 / 4).min(LodSettings::default().lod2_triangles),
+            ..LodSettings::default()
+        };
         let welded = weld(&source, &settings);
         println!(
             "   weld: {} LOD0 vertices, {} if every UV seam welded ({} kept split by the \
@@ -112,6 +122,28 @@ fn real_characters() {
                 r.worst_pose,
                 start.elapsed().as_secs_f64() * 1e3
             );
+            if let Some(dir) = &picture_dir {
+                let pose = poses
+                    .get(r.worst_pose as usize)
+                    .unwrap_or(&source.positions);
+                let image = silhouette_image(&source, &chain, l, pose, r.worst_view);
+                write_ppm(&format!("{dir}/{name}_lod{l}.ppm"), &image);
+            }
         }
     }
+}
+
+/// The two masks as one picture: grey where both cover, red where only the source does (holes),
+/// blue where only the level does (loss).
+fn write_ppm(path: &str, image: &super::SilhouetteImage) {
+    let mut out = format!("P6 {} {} 255\n", image.size, image.size).into_bytes();
+    for (&o, &c) in image.original.iter().zip(&image.candidate) {
+        out.extend_from_slice(match (o != 0, c != 0) {
+            (true, true) => &[160, 160, 160],
+            (true, false) => &[255, 0, 0],
+            (false, true) => &[0, 0, 255],
+            (false, false) => &[255, 255, 255],
+        });
+    }
+    std::fs::write(path, out).unwrap();
 }

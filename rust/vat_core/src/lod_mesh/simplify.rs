@@ -5,15 +5,19 @@
 //! meshoptimizer's simplifier removes vertices only, never moves one, so LOD1 keeps LOD0's
 //! columns and UVs. A piece's open borders (where it meets another piece or the mesh ends) are
 //! locked, and so is every point two pieces share: neighbouring pieces keep meeting exactly.
+//! Collapses may cross normal splits (hard edges of flat-shaded meshes, which would otherwise
+//! lock nearly every vertex) but not UV seams that LOD0 kept, whose points are protected; the
+//! normal weighs in the collapse order.
 //!
 //! Pieces on the head region keep `head_ratio` of their triangles, the others a common ratio,
 //! searched so the total comes closest to `lod1_ratio` of LOD0. If that misses the window
 //! (`lod1_ratio * 45/52 ..= lod1_ratio * 60/52`), the head goes down with the rest; if that
-//! misses it too (locked borders leave too little to remove), it is an error.
+//! misses too, the pieces become each surface's connected parts whatever their bones (a small
+//! character's per-bone pieces are mostly locked border); if that misses too, it is an error.
 
 use std::collections::HashMap;
 
-use meshopt::{SimplifyOptions, VertexDataAdapter};
+use meshopt::{SimplifyOptions, SimplifyVertex, VertexDataAdapter};
 use rayon::prelude::*;
 
 use super::weld::{find, union, Welded};
@@ -28,6 +32,8 @@ const SEARCH_STEPS: u32 = 14;
 pub(crate) const WINDOW: (f32, f32) = (45.0 / 52.0, 60.0 / 52.0);
 /// meshoptimizer's error limit, relative to a piece's extent: no limit, the count decides.
 const NO_ERROR_LIMIT: f32 = 1e3;
+/// Weight of each normal component against position error in meshoptimizer's collapse order.
+const NORMAL_WEIGHT: f32 = 0.5;
 
 /// One piece: its surface (index into the level's surfaces), its triangles (LOD0 vertex
 /// indices) and whether it is part of the head region.
@@ -45,46 +51,52 @@ pub(crate) fn simplify_lod1(
     settings: &LodSettings,
 ) -> Result<LodLevel> {
     let head = head_bones(source, &settings.head_bone)?;
-    let pieces = pieces(lod0, &head);
-    let locks = locks(lod0, &pieces);
+    let attributes = Attributes::of(source, lod0);
     let positions: Vec<[f32; 3]> = lod0.positions.iter().map(|p| p.to_array()).collect();
     let bytes = meshopt::typed_to_bytes(&positions);
     let adapter = VertexDataAdapter::new(bytes, 12, 0).expect("12-byte positions");
     let total0 = lod0.level.triangle_count() as f32;
     let target = settings.lod1_ratio * total0;
-    let run = |head_ratio: Option<f32>, k: f32| -> Vec<Vec<u32>> {
-        pieces
-            .par_iter()
-            .map(|p| {
-                let ratio = if p.head { head_ratio.unwrap_or(k) } else { k };
-                simplify_piece(&p.indices, &adapter, &locks, ratio)
-            })
-            .collect()
-    };
     let count = |r: &[Vec<u32>]| r.iter().map(|p| p.len() / 3).sum::<usize>() as f32;
-    let (lo, hi) = (
-        settings.lod1_ratio * WINDOW.0 * total0,
-        settings.lod1_ratio * WINDOW.1 * total0,
-    );
-    let mut best = search(|k| run(Some(settings.head_ratio), k), target, &count);
-    if !(lo..=hi).contains(&count(&best)) {
-        best = search(|k| run(None, k), target, &count);
+    let window =
+        (settings.lod1_ratio * WINDOW.0 * total0)..=(settings.lod1_ratio * WINDOW.1 * total0);
+    // Per bone with the head's own share; per bone alike; per part alike (a mesh whose bones'
+    // pieces are too small to lose half their triangles inside locked borders).
+    let attempts = [
+        (true, Some(settings.head_ratio)),
+        (true, None),
+        (false, None),
+    ];
+    let mut kept = 0.0;
+    for (by_bone, head_ratio) in attempts {
+        let pieces = pieces(lod0, &head, by_bone);
+        let locks = locks(source, lod0, &pieces);
+        let run = |k: f32| -> Vec<Vec<u32>> {
+            pieces
+                .par_iter()
+                .map(|p| {
+                    let ratio = if p.head { head_ratio.unwrap_or(k) } else { k };
+                    simplify_piece(&p.indices, &adapter, &attributes, &locks, ratio)
+                })
+                .collect()
+        };
+        let best = search(run, target, &count);
+        kept = count(&best);
+        if window.contains(&kept) {
+            return Ok(assemble(lod0, &pieces, best));
+        }
     }
-    let kept = count(&best);
-    if !(lo..=hi).contains(&kept) {
-        return Err(VatError::InvalidValue {
-            what: "LOD1",
-            detail: format!(
-                "simplifying LOD0's {total0} triangles piece by piece keeps {kept} ({:.1}%), \
-                 outside {:.1}-{:.1}%: the pieces' locked borders leave too little to remove; \
-                 raise the LOD1 ratio",
-                100.0 * kept / total0,
-                100.0 * lo / total0,
-                100.0 * hi / total0
-            ),
-        });
-    }
-    Ok(assemble(lod0, &pieces, best))
+    Err(VatError::InvalidValue {
+        what: "LOD1",
+        detail: format!(
+            "simplifying LOD0's {total0} triangles piece by piece keeps {kept} ({:.1}%) at best, \
+             outside {:.1}-{:.1}%: the pieces' locked borders leave too little to remove; \
+             raise the LOD1 ratio",
+            100.0 * kept / total0,
+            100.0 * window.start() / total0,
+            100.0 * window.end() / total0
+        ),
+    })
 }
 
 /// The run (one index list per piece) whose triangle total comes closest to `target`, over
@@ -112,11 +124,33 @@ fn search(
     best.map(|(_, r)| r).unwrap_or_default()
 }
 
+/// Per-vertex attributes meshoptimizer weighs against position error: the normal.
+struct Attributes {
+    values: Vec<f32>,
+    weights: Vec<f32>,
+}
+
+impl Attributes {
+    fn of(source: &LodSource, lod0: &Welded) -> Self {
+        let values = lod0
+            .level
+            .vertices
+            .iter()
+            .flat_map(|v| source.normals[v.sources[0] as usize].to_array())
+            .collect();
+        Self {
+            values,
+            weights: vec![NORMAL_WEIGHT; 3],
+        }
+    }
+}
+
 /// One piece simplified to about `ratio` of its triangles, borders and `locks` kept.
 fn simplify_piece(
     indices: &[u32],
     adapter: &VertexDataAdapter<'_>,
-    locks: &[bool],
+    attributes: &Attributes,
+    locks: &[SimplifyVertex],
     ratio: f32,
 ) -> Vec<u32> {
     let triangles = indices.len() / 3;
@@ -124,13 +158,18 @@ fn simplify_piece(
     if keep == triangles {
         return indices.to_vec();
     }
-    meshopt::simplify_with_locks(
+    let options =
+        SimplifyOptions::LockBorder | SimplifyOptions::Sparse | SimplifyOptions::Permissive;
+    meshopt::simplify_with_attributes_and_locks(
         indices,
         adapter,
+        &attributes.values,
+        &attributes.weights,
+        12,
         locks,
         keep * 3,
         NO_ERROR_LIMIT,
-        SimplifyOptions::LockBorder | SimplifyOptions::Sparse,
+        options,
         None,
     )
 }
@@ -159,14 +198,19 @@ pub(crate) fn head_bones(source: &LodSource, head_bone: &str) -> Result<Vec<bool
     Ok(head)
 }
 
-/// LOD0's triangles split into pieces, in (surface, bone, first triangle) order.
-fn pieces(lod0: &Welded, head: &[bool]) -> Vec<Piece> {
+/// LOD0's triangles split into pieces, in (surface, bone, first triangle) order; with
+/// `split_bones` false, into connected parts of each surface only (none of them the head's).
+fn pieces(lod0: &Welded, head: &[bool], split_bones: bool) -> Vec<Piece> {
     let mut out = Vec::new();
     for (s, surface) in lod0.level.surfaces.iter().enumerate() {
         let mut by_bone: HashMap<u32, Vec<[u32; 3]>> = HashMap::new();
         for t in surface.indices.chunks_exact(3) {
             let b = [t[0], t[1], t[2]].map(|v| lod0.bones[v as usize]);
-            let bone = if b[1] == b[2] { b[1] } else { b[0] };
+            let bone = match split_bones {
+                false => u32::MAX,
+                true if b[1] == b[2] => b[1],
+                true => b[0],
+            };
             by_bone.entry(bone).or_default().push([t[0], t[1], t[2]]);
         }
         let mut bones: Vec<u32> = by_bone.keys().copied().collect();
@@ -213,10 +257,13 @@ fn components(lod0: &Welded, triangles: &[[u32; 3]]) -> Vec<Vec<u32>> {
     out
 }
 
-/// Per LOD0 vertex: locked when its point is shared by two or more pieces.
-fn locks(lod0: &Welded, pieces: &[Piece]) -> Vec<bool> {
+/// Per LOD0 vertex: locked when its point is shared by two or more pieces; protected (its UV
+/// seam kept) when another vertex of its surface at the same point has another UV.
+fn locks(source: &LodSource, lod0: &Welded, pieces: &[Piece]) -> Vec<SimplifyVertex> {
     let mut owner: HashMap<u32, usize> = HashMap::new();
     let mut shared: HashMap<u32, bool> = HashMap::new();
+    let mut uv_at: HashMap<(usize, u32), glam::Vec2> = HashMap::new();
+    let mut seam: HashMap<(usize, u32), bool> = HashMap::new();
     for (p, piece) in pieces.iter().enumerate() {
         for &v in &piece.indices {
             let g = lod0.position_group[v as usize];
@@ -224,12 +271,26 @@ fn locks(lod0: &Welded, pieces: &[Piece]) -> Vec<bool> {
             if first != p {
                 shared.insert(g, true);
             }
+            let uv = source.uvs[lod0.level.vertices[v as usize].sources[0] as usize];
+            if *uv_at.entry((piece.surface, g)).or_insert(uv) != uv {
+                seam.insert((piece.surface, g), true);
+            }
         }
     }
-    lod0.position_group
-        .iter()
-        .map(|g| shared.contains_key(g))
-        .collect()
+    let mut flags = vec![SimplifyVertex::None; lod0.level.vertices.len()];
+    for piece in pieces {
+        for &v in &piece.indices {
+            let g = lod0.position_group[v as usize];
+            flags[v as usize] = if shared.contains_key(&g) {
+                SimplifyVertex::Lock
+            } else if seam.contains_key(&(piece.surface, g)) {
+                SimplifyVertex::Protect
+            } else {
+                SimplifyVertex::None
+            };
+        }
+    }
+    flags
 }
 
 /// The level from each piece's triangles: LOD0's vertices that are still used, in LOD0's order.
