@@ -22,23 +22,37 @@ pub(crate) fn indices_closed_manifold(indices: &[u32], vertex_count: usize) -> b
     if indices.is_empty() || !indices.len().is_multiple_of(3) {
         return false;
     }
+    if indices.iter().any(|&v| v as usize >= vertex_count) {
+        return false;
+    }
+    bad_edges(indices).is_empty()
+}
+
+/// Directed edges that break [`is_closed_manifold`]: used more than once, or without exactly
+/// one reverse; plus every edge of a triangle that repeats a vertex.
+pub(crate) fn bad_edges(indices: &[u32]) -> Vec<(u32, u32)> {
+    let mut bad = Vec::new();
     // Each directed edge must occur once, and its reverse once.
     let mut directed: HashMap<(u32, u32), u32> = HashMap::with_capacity(indices.len());
     for t in indices.chunks_exact(3) {
-        if t.iter().any(|&v| v as usize >= vertex_count)
-            || t[0] == t[1]
-            || t[1] == t[2]
-            || t[0] == t[2]
-        {
-            return false;
-        }
+        let degenerate = t[0] == t[1] || t[1] == t[2] || t[0] == t[2];
         for k in 0..3 {
-            *directed.entry((t[k], t[(k + 1) % 3])).or_insert(0) += 1;
+            let e = (t[k], t[(k + 1) % 3]);
+            *directed.entry(e).or_insert(0) += 1;
+            if degenerate {
+                bad.push(e);
+            }
         }
     }
-    directed
-        .iter()
-        .all(|(&(a, b), &n)| n == 1 && directed.get(&(b, a)) == Some(&1))
+    bad.extend(
+        directed
+            .iter()
+            .filter(|(&(a, b), &n)| n != 1 || directed.get(&(b, a)) != Some(&1))
+            .map(|(&e, _)| e),
+    );
+    bad.sort_unstable();
+    bad.dedup();
+    bad
 }
 
 #[cfg(test)]

@@ -265,7 +265,6 @@ fn check_lod2(src: &LodSource, target: u32, voxel: f32, max_fit: f32) -> (LodLev
 fn sphere_becomes_a_closed_bound_mesh_near_the_target() {
     let src = sphere(1.0, 24, 32, 2.0);
     let (_, stats) = check_lod2(&src, 200, 0.0, 0.03);
-    eprintln!("sphere: {stats:?}");
     // Only triangles over the one UV seam (and the poles' fans) can cross charts.
     assert!(
         stats.seam_crossing_triangles > 0 && stats.seam_crossing_triangles < 40,
