@@ -383,3 +383,32 @@ fn bad_input_is_refused_with_what_and_why() {
     flat.positions.iter_mut().for_each(|p| *p = Vec3::ONE);
     assert!(msg(build_lod2(&flat, 20, 0.0)).contains("zero area"));
 }
+
+/// Signed volume of a level at `positions` (positive when wound counter-clockwise outwards).
+fn signed_volume(level: &LodLevel, positions: &[Vec3]) -> f32 {
+    let p = level_positions(level, positions);
+    level
+        .surfaces
+        .iter()
+        .flat_map(|s| s.indices.chunks_exact(3))
+        .map(|t| p[t[0] as usize].dot(p[t[1] as usize].cross(p[t[2] as usize])) / 6.0)
+        .sum()
+}
+
+#[test]
+fn lod2_winds_its_triangles_like_the_source() {
+    // Counter-clockwise fronts, normals outwards.
+    let mut src = sphere(1.0, 16, 24, 2.0);
+    src.normals = src.positions.iter().map(|p| p.normalize()).collect();
+    let (level, _) = check_lod2(&src, 100, 0.0, 0.05);
+    let volume = signed_volume(&level, &src.positions);
+    assert!(volume > 3.0, "{volume}");
+    // Clockwise fronts (Godot's convention), same normals: LOD2 turns round with it.
+    for s in &mut src.surfaces {
+        s.indices.chunks_exact_mut(3).for_each(|t| t.swap(1, 2));
+    }
+    let (level, _) = check_lod2(&src, 100, 0.0, 0.05);
+    let volume = signed_volume(&level, &src.positions);
+    assert!(volume < -3.0, "{volume}");
+    assert_eq!(lod2_stats(&src, &level, &src.positions).flipped_triangles, 0);
+}
