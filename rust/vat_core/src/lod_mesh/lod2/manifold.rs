@@ -55,6 +55,21 @@ pub(crate) fn bad_edges(indices: &[u32]) -> Vec<(u32, u32)> {
     bad
 }
 
+/// True when two triangles use the same three vertices (either winding): a closed "pillow" of
+/// zero volume passes the edge rule but draws as one flat, flickering triangle.
+pub(crate) fn has_doubled_triangles(indices: &[u32]) -> bool {
+    let mut sets: Vec<[u32; 3]> = indices
+        .chunks_exact(3)
+        .map(|t| {
+            let mut s = [t[0], t[1], t[2]];
+            s.sort_unstable();
+            s
+        })
+        .collect();
+    sets.sort_unstable();
+    sets.windows(2).any(|w| w[0] == w[1])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +121,10 @@ mod tests {
         two.extend([0, 5, 1, 0, 1, 4, 1, 5, 4, 0, 4, 5]);
         assert!(two.len() == 24);
         assert!(!is_closed_manifold(&level(vec![two], 6)));
+        // Two triangles on the same three vertices: closed by the edge rule, but doubled.
+        assert!(is_closed_manifold(&level(vec![vec![0, 1, 2, 0, 2, 1]], 3)));
+        assert!(has_doubled_triangles(&[0, 1, 2, 0, 2, 1]));
+        assert!(!has_doubled_triangles(&TETRA));
         // A repeated vertex, an index out of range, nothing at all.
         assert!(!is_closed_manifold(&level(vec![vec![0, 0, 1]], 4)));
         assert!(!is_closed_manifold(&level(vec![TETRA.to_vec()], 3)));

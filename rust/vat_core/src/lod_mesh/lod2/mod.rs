@@ -169,7 +169,8 @@ fn check_source(source: &LodSource) -> Result<usize> {
 /// `mesh` simplified to at most `target` triangles, closed and manifold.
 ///
 /// meshoptimizer first. It keeps a closed mesh closed but may pinch a thin tube into an edge
-/// shared by four triangles; then it simplifies only to a looser target where it does not, and
+/// shared by four triangles, or flatten a small piece into two triangles on the same three
+/// vertices; then it simplifies only to a looser target where it does not, and
 /// the manifold-safe edge collapses of [`collapse`] take the rest (from the full surface if no
 /// looser target works). `centres` are the vertices' bone centres (see [`bone_centres`]).
 fn simplify_closed(mesh: &surface::Mesh, centres: &[Vec3], target: usize) -> Result<surface::Mesh> {
@@ -186,9 +187,13 @@ fn simplify_closed(mesh: &surface::Mesh, centres: &[Vec3], target: usize) -> Res
         .flat_map(|c| (*c * scale).to_array())
         .collect();
     let locks = vec![false; mesh.positions.len()];
-    let closed = |indices: &[u32]| !indices.is_empty() && manifold::bad_edges(indices).is_empty();
+    let closed = |indices: &[u32]| {
+        !indices.is_empty()
+            && manifold::bad_edges(indices).is_empty()
+            && !manifold::has_doubled_triangles(indices)
+    };
     let mut start = None;
-    for factor in [1.0, 1.5, 2.0, 3.0, 5.0] {
+    for factor in [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0] {
         let goal = (target as f32 * factor) as usize;
         let indices = surface::simplify(mesh, goal, &attributes, BONE_WEIGHT, &locks);
         if closed(&indices) {
@@ -214,7 +219,9 @@ fn simplify_closed(mesh: &surface::Mesh, centres: &[Vec3], target: usize) -> Res
             ),
         });
     }
-    if !manifold::indices_closed_manifold(&out.indices, out.positions.len()) {
+    if !manifold::indices_closed_manifold(&out.indices, out.positions.len())
+        || manifold::has_doubled_triangles(&out.indices)
+    {
         return Err(VatError::InvalidValue {
             what: "LOD2 remesh",
             detail: format!(

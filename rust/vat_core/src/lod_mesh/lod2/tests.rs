@@ -379,6 +379,21 @@ fn bad_input_is_refused_with_what_and_why() {
     let mut nan = src.clone();
     nan.positions[3].x = f32::NAN;
     assert!(msg(build_lod2(&nan, 20, 0.0)).contains("vertex 3"));
+    // Two balls far apart cannot close up in fewer than 2 x 4 triangles.
+    let mut two = src.clone();
+    let n = two.positions.len() as u32;
+    let far: Vec<Vec3> = two.positions.iter().map(|p| *p + Vec3::X * 10.0).collect();
+    two.positions.extend(far);
+    two.uvs.extend(src.uvs.clone());
+    two.normals.extend(src.normals.clone());
+    two.bones.extend(src.bones.clone());
+    let copy: Vec<u32> = two.surfaces[0].indices.iter().map(|i| i + n).collect();
+    two.surfaces[0].indices.extend(copy);
+    let m = msg(build_lod2(&two, 6, 0.0));
+    assert!(
+        m.starts_with("LOD2 remesh: the voxel surface simplifies to no fewer than 8"),
+        "{m}"
+    );
     let mut flat = src.clone();
     flat.positions.iter_mut().for_each(|p| *p = Vec3::ONE);
     assert!(msg(build_lod2(&flat, 20, 0.0)).contains("zero area"));
@@ -410,5 +425,8 @@ fn lod2_winds_its_triangles_like_the_source() {
     let (level, _) = check_lod2(&src, 100, 0.0, 0.05);
     let volume = signed_volume(&level, &src.positions);
     assert!(volume < -3.0, "{volume}");
-    assert_eq!(lod2_stats(&src, &level, &src.positions).flipped_triangles, 0);
+    assert_eq!(
+        lod2_stats(&src, &level, &src.positions).flipped_triangles,
+        0
+    );
 }
