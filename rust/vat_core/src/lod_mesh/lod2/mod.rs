@@ -3,16 +3,19 @@
 //! Steps ([`build_lod2`]):
 //! 1. Thicken and voxelise: samples within a shell of the source surface are solid (thin parts
 //!    and one-sided planes become volumes), the outside is flooded from the grid border and
-//!    everything it does not reach is solid too ([`voxel`]).
+//!    everything it does not reach is solid too (`voxel.rs`).
 //! 2. Extract the closed surface around the solid samples by marching tetrahedra with one
 //!    consistent diagonal rule, so it is manifold by construction, and smooth off the staircase
-//!    ([`surface`]).
-//! 3. Simplify to the triangle target with meshoptimizer, checking that the result is still
-//!    closed and manifold.
+//!    (`surface.rs`).
+//! 3. Simplify to the triangle target with meshoptimizer, weighing each vertex's bone centre so
+//!    joints keep rings of vertices. Where meshoptimizer would pinch a thin part (an edge in four
+//!    triangles), it goes only part of the way and manifold-safe edge collapses finish
+//!    (`collapse.rs`).
 //! 4. Shrink-wrap and bind: every vertex moves to the nearest point of the source surface (the
-//!    reference pose) and is bound to that triangle by barycentric weights ([`bind`]). Its VAT
-//!    column is the weighted sum of the triangle's three columns, so it follows the animation
-//!    with no bones and the shader needs nothing special.
+//!    reference pose) that faces its way, and is bound to that triangle by barycentric weights
+//!    (`bind.rs`). Its VAT column is the weighted sum of the triangle's three columns, so it
+//!    follows the animation with no bones and the shader needs nothing special. Triangles wind
+//!    like the source's (clockwise fronts for Godot).
 //!
 //! Texture: a LOD2 vertex interpolates the bound triangle's UVs, so a LOD2 triangle whose
 //! vertices bind into different UV charts smears the texture across the seam
