@@ -9,10 +9,10 @@
 //! ([`LodVertex::sources`]), so the Godot side builds a level's arrays by interpolating the
 //! source's attributes (UVs, colours, custom channels) and knows nothing of how it was made.
 
+pub mod lod2;
+
 use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
-
-pub mod lod2;
 
 /// One surface (material slot) of the combined source mesh.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
