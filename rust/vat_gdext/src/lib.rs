@@ -10,6 +10,7 @@ mod animated_actor_mesh_instance;
 mod animated_mesh_instance;
 mod bake;
 mod baker;
+#[cfg(feature = "bench")]
 mod bench;
 mod convert;
 mod crowd;

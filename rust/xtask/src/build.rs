@@ -76,7 +76,7 @@ fn copy_if_changed(from: &Path, to: &Path) -> Result<bool> {
 }
 
 /// shaders/*.gdshader* -> addons/vat_crowd/shaders/, removing shaders that left the source.
-fn copy_shaders(root: &Path) -> Result<()> {
+pub fn copy_shaders(root: &Path) -> Result<()> {
     let src = root.join("shaders");
     let dst = root.join("addons/vat_crowd/shaders");
     mkdirs(&dst)?;

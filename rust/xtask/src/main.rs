@@ -7,6 +7,7 @@ mod bench;
 mod build;
 mod demo;
 mod godot;
+mod package;
 mod process;
 mod provision;
 mod root;
@@ -14,6 +15,7 @@ mod test;
 mod test_godot;
 mod util;
 mod xvfb;
+mod zip;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -29,10 +31,13 @@ usage: cargo xtask <command>
   build [--release]            build the extension into addons/vat_crowd/bin/ and assemble the addon
   test [--tier T]... [--filter S]
                                fmt + clippy, cargo test, Godot unit tests (headless), render tests
-                               (T: lint, rust, unit, render; default all; S narrows the Godot tests)
+                               (T: lint, rust, unit, render, package; default all; S narrows the
+                               Godot tests)
   demo [--frames N] [-- ARGS]  run the demo: in a window with a DISPLAY, else offscreen, writing
                                target/demo/demo.png; ARGS go to the demo (e.g. --actors 1000)
   bench bake|update [--quick]  run a benchmark under the renderer and print a table
+  package                      write target/dist/vat_crowd-VERSION.zip: the addon as users install
+                               it (release library, no benchmark class)
   bake [--debug] FILE.glb [OUT.res]
                                bake a scene file into a VertexAnimation resource (--debug: with
                                the debug build of the extension instead of a release build)
@@ -83,6 +88,11 @@ fn dispatch(args: &[String]) -> Result<ExitCode> {
                 [file, out] => bake::bake(Path::new(file), Some(Path::new(out)), !debug),
                 _ => Err("usage: cargo xtask bake [--debug] FILE.glb [OUT.res]".into()),
             }
+        }
+        "package" => {
+            flags(rest, &[])?;
+            package::package()?;
+            Ok(ExitCode::SUCCESS)
         }
         "godot" => cmd_godot(rest),
         "provision" => cmd_provision(rest),

@@ -21,11 +21,19 @@ pub enum Tier {
     Unit,
     /// tests/render under Xvfb + lavapipe.
     Render,
+    /// `cargo xtask package`, installed into an empty project and opened in the editor.
+    Package,
 }
 
 impl Tier {
     /// Every tier, in the order they run.
-    pub const ALL: [Tier; 4] = [Tier::Lint, Tier::Rust, Tier::Unit, Tier::Render];
+    pub const ALL: [Tier; 5] = [
+        Tier::Lint,
+        Tier::Rust,
+        Tier::Unit,
+        Tier::Render,
+        Tier::Package,
+    ];
 
     /// Parses a `--tier` value.
     pub fn parse(s: &str) -> Option<Tier> {
@@ -34,6 +42,7 @@ impl Tier {
             "rust" => Tier::Rust,
             "unit" => Tier::Unit,
             "render" => Tier::Render,
+            "package" => Tier::Package,
             _ => return None,
         })
     }
@@ -170,6 +179,17 @@ pub fn test(tiers: &[Tier], filter: Option<&str>) -> Result<ExitCode> {
             };
             note(&mut total, "render", t, &mut failures);
         }
+    }
+    if tiers.contains(&Tier::Package) && filter.is_none_or(|f| "package".contains(f)) {
+        banner("package: cargo xtask package, installed into an empty project");
+        let t = match Session::plain() {
+            Ok(session) => crate::package::install_check(&session),
+            Err(e) => {
+                println!("FAIL package: no Godot: {e}");
+                Tally::one(false)
+            }
+        };
+        note(&mut total, "package", t, &mut failures);
     }
     println!(
         "xtask: test finished in {:.0} s{}",

@@ -29,15 +29,13 @@ pub fn prepare(root: &Path, render: bool) -> Result<Session> {
     Ok(session)
 }
 
-/// Every character (`.glb`, `.gltf`) of `$VAT_CROWD_ASSETS` or ../shared/assets into
-/// tests/assets_local/, so a file added there is tested with no code change; copies that no longer
-/// have a source are removed.
-pub fn copy_assets(root: &Path) -> Result<()> {
+/// The folder of shared characters (`$VAT_CROWD_ASSETS`, else ../shared/assets) and every
+/// character (`.glb`, `.gltf`) in it.
+pub fn shared_characters(root: &Path) -> (Option<PathBuf>, Vec<PathBuf>) {
     let dir = env_nonempty("VAT_CROWD_ASSETS")
         .map(PathBuf::from)
         .or_else(|| root.parent().map(|p| p.join("shared/assets")));
-    let dst_dir = root.join("tests/assets_local");
-    let sources: Vec<PathBuf> = dir
+    let mut sources: Vec<PathBuf> = dir
         .as_deref()
         .and_then(|d| fs::read_dir(d).ok())
         .map(|entries| {
@@ -52,6 +50,16 @@ pub fn copy_assets(root: &Path) -> Result<()> {
                 .collect()
         })
         .unwrap_or_default();
+    sources.sort();
+    (dir, sources)
+}
+
+/// Every character (`.glb`, `.gltf`) of `$VAT_CROWD_ASSETS` or ../shared/assets into
+/// tests/assets_local/, so a file added there is tested with no code change; copies that no longer
+/// have a source are removed.
+pub fn copy_assets(root: &Path) -> Result<()> {
+    let (dir, sources) = shared_characters(root);
+    let dst_dir = root.join("tests/assets_local");
     if sources.is_empty() {
         println!(
             "xtask: note: no characters found in {}; tests that need them will skip (fail with CI=true)",
