@@ -16,6 +16,9 @@ pub(crate) struct SourceTriangles {
     pub surface: Vec<u32>,
     /// Nearest-point index over the triangles at the positions it was built with.
     pub bvh: TriangleBvh,
+    /// 1 when the source's front faces are counter-clockwise (`(b - a) x (c - a)` points out of
+    /// the front), -1 when clockwise (Godot's convention); see [`winding`].
+    pub winding: f32,
 }
 
 impl SourceTriangles {
@@ -44,11 +47,42 @@ impl SourceTriangles {
                 ),
             });
         }
+        let winding = winding(&triangles, positions, &source.normals);
         Ok(Self {
             triangles,
             surface,
             bvh,
+            winding,
         })
+    }
+}
+
+/// Which way the source's front faces wind: 1 for counter-clockwise, -1 for clockwise. Read
+/// from the vertex normals (the side most triangles' normals point to), or, when the normals do
+/// not say (missing, zero, or split evenly), from the sign of the enclosed volume, which is
+/// positive for a closed counter-clockwise mesh.
+pub(crate) fn winding(triangles: &[[u32; 3]], positions: &[Vec3], normals: &[Vec3]) -> f32 {
+    let (mut agree, mut total, mut volume) = (0.0f64, 0.0f64, 0.0f64);
+    for t in triangles {
+        let [a, b, c] = t.map(|v| positions[v as usize]);
+        let cross = (b - a).cross(c - a);
+        let n: Vec3 = t
+            .iter()
+            .map(|&v| normals.get(v as usize).copied().unwrap_or_default())
+            .sum();
+        agree += f64::from(cross.dot(n));
+        total += f64::from(cross.length() * n.length());
+        volume += f64::from(a.dot(b.cross(c)));
+    }
+    let sign = if agree.abs() > 0.25 * total {
+        agree
+    } else {
+        volume
+    };
+    if sign < 0.0 {
+        -1.0
+    } else {
+        1.0
     }
 }
 
@@ -77,7 +111,7 @@ pub(crate) fn bind(
     let source_normals: Vec<Vec3> = source
         .triangles
         .iter()
-        .map(|t| face_normal(t.map(|v| source_positions[v as usize])))
+        .map(|t| face_normal(t.map(|v| source_positions[v as usize])) * source.winding)
         .collect();
     let mut vertex_normals = vec![Vec3::ZERO; mesh.positions.len()];
     for t in mesh.indices.chunks_exact(3) {
@@ -132,7 +166,16 @@ pub(crate) fn bind(
             let h = source.bvh.nearest(centre).expect("non-empty");
             source.surface[h.triangle as usize]
         };
-        by_surface.entry(surface).or_default().extend_from_slice(t);
+        // `mesh` is wound counter-clockwise seen from outside; follow the source's convention.
+        let tri = if source.winding > 0.0 {
+            [t[0], t[1], t[2]]
+        } else {
+            [t[0], t[2], t[1]]
+        };
+        by_surface
+            .entry(surface)
+            .or_default()
+            .extend_from_slice(&tri);
     }
     let level = LodLevel {
         vertices,
@@ -175,8 +218,18 @@ mod tests {
             },
         ];
         #[allow(clippy::needless_update)] // fields LodSource gains later keep their defaults
+        let normals = [
+            Vec3::Y,
+            Vec3::Y,
+            Vec3::Y,
+            Vec3::NEG_Y,
+            Vec3::NEG_Y,
+            Vec3::NEG_Y,
+        ]
+        .to_vec();
         let source = LodSource {
             positions,
+            normals,
             surfaces,
             ..Default::default()
         };

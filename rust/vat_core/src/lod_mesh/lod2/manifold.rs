@@ -22,23 +22,52 @@ pub(crate) fn indices_closed_manifold(indices: &[u32], vertex_count: usize) -> b
     if indices.is_empty() || !indices.len().is_multiple_of(3) {
         return false;
     }
+    if indices.iter().any(|&v| v as usize >= vertex_count) {
+        return false;
+    }
+    bad_edges(indices).is_empty()
+}
+
+/// Directed edges that break [`is_closed_manifold`]: used more than once, or without exactly
+/// one reverse; plus every edge of a triangle that repeats a vertex.
+pub(crate) fn bad_edges(indices: &[u32]) -> Vec<(u32, u32)> {
+    let mut bad = Vec::new();
     // Each directed edge must occur once, and its reverse once.
     let mut directed: HashMap<(u32, u32), u32> = HashMap::with_capacity(indices.len());
     for t in indices.chunks_exact(3) {
-        if t.iter().any(|&v| v as usize >= vertex_count)
-            || t[0] == t[1]
-            || t[1] == t[2]
-            || t[0] == t[2]
-        {
-            return false;
-        }
+        let degenerate = t[0] == t[1] || t[1] == t[2] || t[0] == t[2];
         for k in 0..3 {
-            *directed.entry((t[k], t[(k + 1) % 3])).or_insert(0) += 1;
+            let e = (t[k], t[(k + 1) % 3]);
+            *directed.entry(e).or_insert(0) += 1;
+            if degenerate {
+                bad.push(e);
+            }
         }
     }
-    directed
-        .iter()
-        .all(|(&(a, b), &n)| n == 1 && directed.get(&(b, a)) == Some(&1))
+    bad.extend(
+        directed
+            .iter()
+            .filter(|(&(a, b), &n)| n != 1 || directed.get(&(b, a)) != Some(&1))
+            .map(|(&e, _)| e),
+    );
+    bad.sort_unstable();
+    bad.dedup();
+    bad
+}
+
+/// True when two triangles use the same three vertices (either winding): a closed "pillow" of
+/// zero volume passes the edge rule but draws as one flat, flickering triangle.
+pub(crate) fn has_doubled_triangles(indices: &[u32]) -> bool {
+    let mut sets: Vec<[u32; 3]> = indices
+        .chunks_exact(3)
+        .map(|t| {
+            let mut s = [t[0], t[1], t[2]];
+            s.sort_unstable();
+            s
+        })
+        .collect();
+    sets.sort_unstable();
+    sets.windows(2).any(|w| w[0] == w[1])
 }
 
 #[cfg(test)]
@@ -92,6 +121,10 @@ mod tests {
         two.extend([0, 5, 1, 0, 1, 4, 1, 5, 4, 0, 4, 5]);
         assert!(two.len() == 24);
         assert!(!is_closed_manifold(&level(vec![two], 6)));
+        // Two triangles on the same three vertices: closed by the edge rule, but doubled.
+        assert!(is_closed_manifold(&level(vec![vec![0, 1, 2, 0, 2, 1]], 3)));
+        assert!(has_doubled_triangles(&[0, 1, 2, 0, 2, 1]));
+        assert!(!has_doubled_triangles(&TETRA));
         // A repeated vertex, an index out of range, nothing at all.
         assert!(!is_closed_manifold(&level(vec![vec![0, 0, 1]], 4)));
         assert!(!is_closed_manifold(&level(vec![TETRA.to_vec()], 3)));

@@ -3,16 +3,19 @@
 //! Steps ([`build_lod2`]):
 //! 1. Thicken and voxelise: samples within a shell of the source surface are solid (thin parts
 //!    and one-sided planes become volumes), the outside is flooded from the grid border and
-//!    everything it does not reach is solid too ([`voxel`]).
+//!    everything it does not reach is solid too (`voxel.rs`).
 //! 2. Extract the closed surface around the solid samples by marching tetrahedra with one
 //!    consistent diagonal rule, so it is manifold by construction, and smooth off the staircase
-//!    ([`surface`]).
-//! 3. Simplify to the triangle target with meshoptimizer, checking that the result is still
-//!    closed and manifold.
+//!    (`surface.rs`).
+//! 3. Simplify to the triangle target with meshoptimizer, weighing each vertex's bone centre so
+//!    joints keep rings of vertices. Where meshoptimizer would pinch a thin part (an edge in four
+//!    triangles), it goes only part of the way and manifold-safe edge collapses finish
+//!    (`collapse.rs`).
 //! 4. Shrink-wrap and bind: every vertex moves to the nearest point of the source surface (the
-//!    reference pose) and is bound to that triangle by barycentric weights ([`bind`]). Its VAT
-//!    column is the weighted sum of the triangle's three columns, so it follows the animation
-//!    with no bones and the shader needs nothing special.
+//!    reference pose) that faces its way, and is bound to that triangle by barycentric weights
+//!    (`bind.rs`). Its VAT column is the weighted sum of the triangle's three columns, so it
+//!    follows the animation with no bones and the shader needs nothing special. Triangles wind
+//!    like the source's (clockwise fronts for Godot).
 //!
 //! Texture: a LOD2 vertex interpolates the bound triangle's UVs, so a LOD2 triangle whose
 //! vertices bind into different UV charts smears the texture across the seam
@@ -20,6 +23,7 @@
 //! own: unwrap LOD2 automatically and bake it from the source at LOD0's texel density.
 
 mod bind;
+mod collapse;
 mod manifold;
 mod nearest;
 mod stats;
@@ -32,6 +36,8 @@ mod tests;
 pub use manifold::is_closed_manifold;
 pub use stats::{lod2_stats, Lod2Stats};
 
+use glam::Vec3;
+
 use crate::bounds::Bounds;
 use crate::error::{Result, VatError};
 use crate::lod_mesh::{ColumnSource, LodLevel, LodSource};
@@ -41,8 +47,11 @@ const SMOOTH_ITERATIONS: usize = 6;
 /// How much farther (in voxels) than the nearest source point a vertex may bind to reach a
 /// source point facing its way (see `bind::bind`).
 const BIND_SLACK_VOXELS: f32 = 2.0;
+/// Weight of the squared distance between bone centres against the quadric error in the
+/// manifold-safe collapses (both in squared lengths).
+const COLLAPSE_BONE_WEIGHT: f32 = 1.0;
 /// Weight of the bone attribute against the position error while simplifying (see
-/// [`bone_attributes`]).
+/// [`bone_centres`]).
 const BONE_WEIGHT: f32 = 1.0;
 
 /// Builds LOD2 of `source`: a closed, manifold mesh of at most `target_triangles` triangles
@@ -105,8 +114,8 @@ pub fn build_lod2(
         });
     }
     surface::smooth(&mut mesh, SMOOTH_ITERATIONS);
-    let attributes = bone_attributes(&mesh, source, &tris, &bounds);
-    let simplified = simplify_closed(&mesh, &attributes, target_triangles as usize)?;
+    let centres = bone_centres(&mesh, source, &tris);
+    let simplified = simplify_closed(&mesh, &centres, target_triangles as usize)?;
     let (level, columns) = bind::bind(
         &simplified,
         &tris,
@@ -160,85 +169,102 @@ fn check_source(source: &LodSource) -> Result<usize> {
     Ok(triangles)
 }
 
-/// `mesh` simplified to at most `target` triangles, closed and manifold. meshoptimizer keeps a
-/// closed mesh closed in nearly every case; when a collapse pinches it anyway, a slightly lower
-/// target or pruning small pieces is tried before giving up.
-fn simplify_closed(
-    mesh: &surface::Mesh,
-    attributes: &[f32],
-    target: usize,
-) -> Result<surface::Mesh> {
+/// `mesh` simplified to at most `target` triangles, closed and manifold.
+///
+/// meshoptimizer first. It keeps a closed mesh closed but may pinch a thin tube into an edge
+/// shared by four triangles, or flatten a small piece into two triangles on the same three
+/// vertices; then it simplifies only to a looser target where it does not, and
+/// the manifold-safe edge collapses of [`collapse`] take the rest (from the full surface if no
+/// looser target works). `centres` are the vertices' bone centres (see [`bone_centres`]).
+fn simplify_closed(mesh: &surface::Mesh, centres: &[Vec3], target: usize) -> Result<surface::Mesh> {
     if mesh.indices.len() / 3 <= target {
         return Ok(mesh.clone());
     }
-    let mut smallest = usize::MAX;
-    for attempt in 0..6 {
-        let goal = target - target * attempt / 20;
-        for prune in [false, true] {
-            let s = surface::simplify(mesh, goal.max(4), prune, attributes, BONE_WEIGHT);
-            let count = s.indices.len() / 3;
-            smallest = smallest.min(count);
-            if count <= target
-                && count > 0
-                && manifold::indices_closed_manifold(&s.indices, s.positions.len())
-            {
-                return Ok(s);
-            }
-        }
-    }
-    Err(VatError::InvalidValue {
-        what: "LOD2 remesh",
-        detail: if smallest > target {
-            format!(
-                "the voxel surface simplifies to no fewer than {smallest} triangles, above the \
-                 target of {target}; raise the target or the voxel size"
-            )
-        } else {
-            format!(
-                "simplifying to {target} triangles left no closed, manifold mesh; raise the \
-                 target or change the voxel size"
-            )
-        },
-    })
-}
-
-/// Three floats per vertex of `mesh`: the centre of the bone its nearest source point follows
-/// (the bone with the largest weight on that triangle's heaviest corner), over the bounds'
-/// largest extent. Collapsing an edge between two bones then costs their distance apart, so the
-/// simplifier keeps vertex rings at the joints and LOD2 can bend there instead of stretching
-/// long triangles across them. Unskinned vertices form one group of their own.
-fn bone_attributes(
-    mesh: &surface::Mesh,
-    source: &LodSource,
-    tris: &bind::SourceTriangles,
-    bounds: &Bounds,
-) -> Vec<f32> {
-    let mut centres: std::collections::HashMap<u32, (glam::Vec3, f32)> = Default::default();
-    for (p, &b) in source.positions.iter().zip(&source.bones) {
-        let e = centres.entry(b).or_default();
-        e.0 += *p;
-        e.1 += 1.0;
-    }
+    let bounds = Bounds::from_points(&mesh.positions);
     let scale = 1.0
         / (bounds.max - bounds.min)
             .max_element()
             .max(f32::MIN_POSITIVE);
-    let mut out = Vec::with_capacity(mesh.positions.len() * 3);
-    for &p in &mesh.positions {
-        let hit = tris.bvh.nearest(p).expect("the BVH was checked non-empty");
-        let corners = tris.triangles[hit.triangle as usize];
-        let heaviest = (0..3)
-            .max_by(|&a, &b| hit.weights[a].total_cmp(&hit.weights[b]))
-            .unwrap_or(0);
-        let bone = source
-            .bones
-            .get(corners[heaviest] as usize)
-            .copied()
-            .unwrap_or(u32::MAX);
-        let centre = centres
-            .get(&bone)
-            .map_or(glam::Vec3::ZERO, |(sum, n)| *sum / *n);
-        out.extend_from_slice(&(centre * scale).to_array());
+    let attributes: Vec<f32> = centres
+        .iter()
+        .flat_map(|c| (*c * scale).to_array())
+        .collect();
+    let locks = vec![false; mesh.positions.len()];
+    let closed = |indices: &[u32]| {
+        !indices.is_empty()
+            && manifold::bad_edges(indices).is_empty()
+            && !manifold::has_doubled_triangles(indices)
+    };
+    let mut start = None;
+    for factor in [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0] {
+        let goal = (target as f32 * factor) as usize;
+        let indices = surface::simplify(mesh, goal, &attributes, BONE_WEIGHT, &locks);
+        if closed(&indices) {
+            let (m, old) = surface::compact_mapped(&mesh.positions, &indices);
+            if m.indices.len() / 3 <= target {
+                return Ok(m);
+            }
+            start = Some((m, old));
+            break;
+        }
     }
-    out
+    let (from, old) =
+        start.unwrap_or_else(|| (mesh.clone(), (0..mesh.positions.len() as u32).collect()));
+    let from_centres: Vec<Vec3> = old.iter().map(|&v| centres[v as usize]).collect();
+    let out = collapse::collapse_to(&from, &from_centres, COLLAPSE_BONE_WEIGHT, target);
+    let count = out.indices.len() / 3;
+    if count > target {
+        return Err(VatError::InvalidValue {
+            what: "LOD2 remesh",
+            detail: format!(
+                "the voxel surface simplifies to no fewer than {count} closed, manifold \
+                 triangles, above the target of {target}; raise the target or the voxel size"
+            ),
+        });
+    }
+    if !manifold::indices_closed_manifold(&out.indices, out.positions.len())
+        || manifold::has_doubled_triangles(&out.indices)
+    {
+        return Err(VatError::InvalidValue {
+            what: "LOD2 remesh",
+            detail: format!(
+                "simplifying to {target} triangles left a mesh that is not closed and manifold"
+            ),
+        });
+    }
+    Ok(out)
+}
+
+/// Per vertex of `mesh`: the centre of the bone its nearest source point follows (the bone with
+/// the largest weight on that triangle's heaviest corner; the mean of that bone's source
+/// vertices). Collapsing an edge between two bones then costs their distance apart, so the
+/// simplifiers keep vertex rings at the joints and LOD2 bends there instead of stretching long
+/// triangles across them. Unskinned vertices form one group of their own.
+fn bone_centres(
+    mesh: &surface::Mesh,
+    source: &LodSource,
+    tris: &bind::SourceTriangles,
+) -> Vec<Vec3> {
+    let mut sums: std::collections::HashMap<u32, (Vec3, f32)> = Default::default();
+    for (p, &b) in source.positions.iter().zip(&source.bones) {
+        let e = sums.entry(b).or_default();
+        e.0 += *p;
+        e.1 += 1.0;
+    }
+    mesh.positions
+        .iter()
+        .map(|&p| {
+            let hit = tris.bvh.nearest(p).expect("the BVH was checked non-empty");
+            let corners = tris.triangles[hit.triangle as usize];
+            let heaviest = (0..3)
+                .max_by(|&a, &b| hit.weights[a].total_cmp(&hit.weights[b]))
+                .unwrap_or(0);
+            let bone = source
+                .bones
+                .get(corners[heaviest] as usize)
+                .copied()
+                .unwrap_or(u32::MAX);
+            sums.get(&bone).map_or(Vec3::ZERO, |(sum, n)| *sum / *n)
+        })
+        .collect()
 }

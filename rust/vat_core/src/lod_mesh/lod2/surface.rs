@@ -176,50 +176,51 @@ pub(crate) fn smooth(mesh: &mut Mesh, iterations: usize) {
 }
 
 /// Simplifies to at most `target` triangles with meshoptimizer (no error limit: the target is
-/// what counts), then drops vertices no triangle uses. `attributes` holds three floats per
-/// vertex, weighed by `weight` against the position error (see `bone_attributes`); `prune`
-/// lets small disconnected pieces go.
+/// what counts) and returns the triangles over `mesh`'s vertices. `attributes` holds three
+/// floats per vertex, weighed by `weight` against the position error (see `bone_centres` in the module root);
+/// `locks` marks vertices that must stay.
 pub(crate) fn simplify(
     mesh: &Mesh,
     target: usize,
-    prune: bool,
     attributes: &[f32],
     weight: f32,
-) -> Mesh {
+    locks: &[bool],
+) -> Vec<u32> {
     let positions: Vec<[f32; 3]> = mesh.positions.iter().map(|p| p.to_array()).collect();
-    let mut options = meshopt::SimplifyOptions::Regularize;
-    if prune {
-        options |= meshopt::SimplifyOptions::Prune;
-    }
-    let locks = vec![false; positions.len()];
-    let indices = meshopt::simplify_with_attributes_and_locks_decoder(
+    meshopt::simplify_with_attributes_and_locks_decoder(
         &mesh.indices,
         &positions,
         attributes,
         &[weight; 3],
         3 * std::mem::size_of::<f32>(),
-        &locks,
+        locks,
         target * 3,
         1.0,
-        options,
+        meshopt::SimplifyOptions::Regularize,
         None,
-    );
-    compact(&mesh.positions, &indices)
+    )
 }
 
 /// The mesh of `indices` over `positions` with only the vertices it uses, in first-use order.
 pub(crate) fn compact(positions: &[Vec3], indices: &[u32]) -> Mesh {
+    compact_mapped(positions, indices).0
+}
+
+/// [`compact`], also giving each new vertex's index in `positions`.
+pub(crate) fn compact_mapped(positions: &[Vec3], indices: &[u32]) -> (Mesh, Vec<u32>) {
     let mut remap = vec![u32::MAX; positions.len()];
     let mut out = Mesh::default();
+    let mut old = Vec::new();
     for &i in indices {
         let r = &mut remap[i as usize];
         if *r == u32::MAX {
             *r = out.positions.len() as u32;
             out.positions.push(positions[i as usize]);
+            old.push(i);
         }
         out.indices.push(*r);
     }
-    out
+    (out, old)
 }
 
 #[cfg(test)]
@@ -314,7 +315,11 @@ mod tests {
             volume(&mesh)
         );
         let attributes = vec![0.0; mesh.positions.len() * 3];
-        let small = simplify(&mesh, 100, false, &attributes, 0.0);
+        let locks = vec![false; mesh.positions.len()];
+        let small = compact(
+            &mesh.positions,
+            &simplify(&mesh, 100, &attributes, 0.0, &locks),
+        );
         assert!(small.indices.len() / 3 <= 100 && small.indices.len() / 3 >= 80);
         assert!(indices_closed_manifold(
             &small.indices,

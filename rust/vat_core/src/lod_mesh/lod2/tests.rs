@@ -265,7 +265,6 @@ fn check_lod2(src: &LodSource, target: u32, voxel: f32, max_fit: f32) -> (LodLev
 fn sphere_becomes_a_closed_bound_mesh_near_the_target() {
     let src = sphere(1.0, 24, 32, 2.0);
     let (_, stats) = check_lod2(&src, 200, 0.0, 0.03);
-    eprintln!("sphere: {stats:?}");
     // Only triangles over the one UV seam (and the poles' fans) can cross charts.
     assert!(
         stats.seam_crossing_triangles > 0 && stats.seam_crossing_triangles < 40,
@@ -380,7 +379,54 @@ fn bad_input_is_refused_with_what_and_why() {
     let mut nan = src.clone();
     nan.positions[3].x = f32::NAN;
     assert!(msg(build_lod2(&nan, 20, 0.0)).contains("vertex 3"));
+    // Two balls far apart cannot close up in fewer than 2 x 4 triangles.
+    let mut two = src.clone();
+    let n = two.positions.len() as u32;
+    let far: Vec<Vec3> = two.positions.iter().map(|p| *p + Vec3::X * 10.0).collect();
+    two.positions.extend(far);
+    two.uvs.extend(src.uvs.clone());
+    two.normals.extend(src.normals.clone());
+    two.bones.extend(src.bones.clone());
+    let copy: Vec<u32> = two.surfaces[0].indices.iter().map(|i| i + n).collect();
+    two.surfaces[0].indices.extend(copy);
+    let m = msg(build_lod2(&two, 6, 0.0));
+    assert!(
+        m.starts_with("LOD2 remesh: the voxel surface simplifies to no fewer than 8"),
+        "{m}"
+    );
     let mut flat = src.clone();
     flat.positions.iter_mut().for_each(|p| *p = Vec3::ONE);
     assert!(msg(build_lod2(&flat, 20, 0.0)).contains("zero area"));
+}
+
+/// Signed volume of a level at `positions` (positive when wound counter-clockwise outwards).
+fn signed_volume(level: &LodLevel, positions: &[Vec3]) -> f32 {
+    let p = level_positions(level, positions);
+    level
+        .surfaces
+        .iter()
+        .flat_map(|s| s.indices.chunks_exact(3))
+        .map(|t| p[t[0] as usize].dot(p[t[1] as usize].cross(p[t[2] as usize])) / 6.0)
+        .sum()
+}
+
+#[test]
+fn lod2_winds_its_triangles_like_the_source() {
+    // Counter-clockwise fronts, normals outwards.
+    let mut src = sphere(1.0, 16, 24, 2.0);
+    src.normals = src.positions.iter().map(|p| p.normalize()).collect();
+    let (level, _) = check_lod2(&src, 100, 0.0, 0.05);
+    let volume = signed_volume(&level, &src.positions);
+    assert!(volume > 3.0, "{volume}");
+    // Clockwise fronts (Godot's convention), same normals: LOD2 turns round with it.
+    for s in &mut src.surfaces {
+        s.indices.chunks_exact_mut(3).for_each(|t| t.swap(1, 2));
+    }
+    let (level, _) = check_lod2(&src, 100, 0.0, 0.05);
+    let volume = signed_volume(&level, &src.positions);
+    assert!(volume < -3.0, "{volume}");
+    assert_eq!(
+        lod2_stats(&src, &level, &src.positions).flipped_triangles,
+        0
+    );
 }
