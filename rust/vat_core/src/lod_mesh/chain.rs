@@ -1,10 +1,8 @@
 //! The whole chain: weld (LOD0), simplify (LOD1), remesh (LOD2), one shared column list.
 
-use meshopt::VertexDataAdapter;
-
 use super::simplify::simplify_lod1;
 use super::weld::weld;
-use super::{ColumnSource, LodChain, LodLevel, LodSettings, LodSource, LodSurface, LodVertex};
+use super::{LodChain, LodSettings, LodSource};
 use crate::error::{Result, VatError};
 
 /// Builds LOD0 (the source welded), LOD1 (LOD0 simplified per piece, on LOD0's vertices) and
@@ -40,7 +38,7 @@ pub fn build_chain(source: &LodSource, settings: &LodSettings) -> Result<LodChai
         });
     }
     let (mut lod2, lod2_columns) =
-        lod2_stand_in(source, settings.lod2_triangles, settings.voxel_size)?;
+        super::lod2::build_lod2(source, settings.lod2_triangles, settings.voxel_size)?;
     let mut columns = lod0.columns;
     let offset = columns.len() as u32;
     for v in &mut lod2.vertices {
@@ -178,61 +176,6 @@ fn validate_textures(source: &LodSource) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// A stand-in for the remeshed LOD2 with the same contract: each surface simplified with
-/// meshoptimizer's sloppy simplifier (positions only) to its share of `target_triangles`, and
-/// every kept vertex bound, weight 1, to a source triangle it is a corner of. The closed
-/// remesh replaces this one call.
-fn lod2_stand_in(
-    source: &LodSource,
-    target_triangles: u32,
-    _voxel_size: f32,
-) -> Result<(LodLevel, Vec<ColumnSource>)> {
-    let positions: Vec<[f32; 3]> = source.positions.iter().map(|p| p.to_array()).collect();
-    let adapter = VertexDataAdapter::new(meshopt::typed_to_bytes(&positions), 12, 0)
-        .expect("12-byte positions");
-    let total: usize = source.surfaces.iter().map(|s| s.indices.len() / 3).sum();
-    let mut corner_of = vec![None; positions.len()];
-    for s in &source.surfaces {
-        for t in s.indices.chunks_exact(3) {
-            for k in 0..3 {
-                corner_of[t[k] as usize].get_or_insert([t[k], t[(k + 1) % 3], t[(k + 2) % 3]]);
-            }
-        }
-    }
-    let mut level = LodLevel::default();
-    let mut columns = Vec::new();
-    let mut vertex_of = vec![u32::MAX; positions.len()];
-    for (s, surface) in source.surfaces.iter().enumerate() {
-        let share = (surface.indices.len() / 3) as f32 / total as f32;
-        let target = ((share * target_triangles as f32).floor() as usize).max(1);
-        let kept = meshopt::simplify_sloppy(&surface.indices, &adapter, target * 3, 1e3, None);
-        let indices: Vec<u32> = kept
-            .iter()
-            .map(|&v| {
-                if vertex_of[v as usize] == u32::MAX {
-                    let vertices = corner_of[v as usize].unwrap_or([v; 3]);
-                    let weights = [1.0, 0.0, 0.0];
-                    vertex_of[v as usize] = level.vertices.len() as u32;
-                    level.vertices.push(LodVertex {
-                        sources: vertices,
-                        weights,
-                        column: columns.len() as u32,
-                    });
-                    columns.push(ColumnSource::Bound { vertices, weights });
-                }
-                vertex_of[v as usize]
-            })
-            .collect();
-        if !indices.is_empty() {
-            level.surfaces.push(LodSurface {
-                source_surface: s as u32,
-                indices,
-            });
-        }
-    }
-    Ok((level, columns))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@ use glam::Vec3;
 
 use super::*;
 use crate::lod_mesh::test_meshes::{capsule_limb, cell_uv, palette, seamed_cylinder};
-use crate::lod_mesh::{check_silhouettes, level_positions, SurfaceTexture};
+use crate::lod_mesh::{check_silhouettes, level_positions, ColumnSource, SurfaceTexture};
 
 fn settings() -> LodSettings {
     LodSettings {
