@@ -1,7 +1,7 @@
 # Command-line baker:
 #   godot --headless --path PROJECT --script res://addons/vat_crowd/bake.gd -- \
 #       --source res://x.glb --out res://x.res [--fps N] [--clips a,b] [--meshes Path/A,Path/B] \
-#       [--precision half|float] [--no-normals]
+#       [--precision half|float] [--no-normals] [--no-lod]
 #   godot --headless --path PROJECT --script res://addons/vat_crowd/bake.gd -- --all res://dir
 # Prints a summary and exits 0, or prints what is wrong and exits 1.
 extends SceneTree
@@ -28,6 +28,8 @@ func _run(args: PackedStringArray) -> int:
 		var a := args[i]
 		if a == "--no-normals":
 			opts["no_normals"] = true
+		elif a == "--no-lod":
+			opts["no_lod"] = true
 		elif a in ["--source", "--out", "--fps", "--clips", "--meshes", "--precision", "--all"]:
 			if i + 1 >= args.size():
 				printerr("bake.gd: %s needs a value" % a)
@@ -41,7 +43,7 @@ func _run(args: PackedStringArray) -> int:
 	if opts.has("all"):
 		return _bake_all(opts["all"])
 	if not opts.has("source") or not opts.has("out"):
-		printerr("bake.gd: usage: --source res://x.glb --out res://x.res [--fps N] [--clips a,b] [--meshes A,B] [--precision half|float] [--no-normals] | --all res://dir")
+		printerr("bake.gd: usage: --source res://x.glb --out res://x.res [--fps N] [--clips a,b] [--meshes A,B] [--precision half|float] [--no-normals] [--no-lod] | --all res://dir")
 		return 1
 	var scene := load(opts["source"]) as PackedScene
 	if scene == null:
@@ -70,6 +72,8 @@ func _run(args: PackedStringArray) -> int:
 				return 1
 	if opts.has("no_normals"):
 		va.bake_normals = false
+	if opts.has("no_lod"):
+		va.lod_enabled = false
 	return _bake_one(va, opts["out"])
 
 

@@ -239,6 +239,10 @@ func _bench_vat(reps: int) -> Dictionary:
 		va = ClassDB.instantiate("VertexAnimation")
 		va.set("source_scene", _packed)
 		va.set("fps", FPS)
+		# The other bakers write one column per source vertex: compare like with like, and time
+		# the LOD chain on its own below.
+		if "lod_enabled" in va:
+			va.set("lod_enabled", false)
 		var t0 := Time.get_ticks_usec()
 		var err: int = va.call("bake")
 		var ms := (Time.get_ticks_usec() - t0) / 1000.0
@@ -271,7 +275,33 @@ func _bench_vat(reps: int) -> Dictionary:
 	else:
 		push_warning("bench_bake: VertexAnimation has no get_bake_stats(); no split reported")
 	_check_results["vat_crowd"] = va
+	var lod := _bench_lod(reps)
+	if not lod.is_empty():
+		split["lod_ms"] = lod.lod_ms
+		split["total_with_lod_ms"] = lod.total_ms
 	return {"ms": Util.median(times), "reps": reps, "split": split}
+
+
+## The same bake with the LOD chain (the default): medians of the chain's own time (lod_ms: build,
+## silhouette checks, pruned VAT, level meshes) and of the whole bake. Empty without LOD support.
+func _bench_lod(reps: int) -> Dictionary:
+	var lod_ms := []
+	var total_ms := []
+	for r in reps:
+		var va: Resource = ClassDB.instantiate("VertexAnimation")
+		if not "lod_enabled" in va:
+			return {}
+		va.set("source_scene", _packed)
+		va.set("fps", FPS)
+		if va.call("bake") != OK:
+			printerr("bench_bake: VertexAnimation.bake() with LODs failed")
+			return {}
+		var stats: Dictionary = va.call("get_bake_stats")
+		lod_ms.append(float(stats.get("lod_ms", NAN)))
+		total_ms.append(float(stats.get("total_ms", NAN)))
+		print("  vat_crowd with LODs rep %d: lod %.1f ms of %.1f ms, %d levels %s" % [r + 1,
+			lod_ms[-1], total_ms[-1], va.call("get_lod_count"), stats.get("lod_notes", [])])
+	return {"lod_ms": Util.median(lod_ms), "total_ms": Util.median(total_ms)}
 
 
 func _plan_clips_from_player() -> void:

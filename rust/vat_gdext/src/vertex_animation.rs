@@ -101,7 +101,8 @@ pub struct VertexAnimation {
     /// Baked: `texture_variations` as one Texture2DArray.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     variations: Option<Gd<Texture2DArray>>,
-    /// Baked: vertices in the combined mesh.
+    /// Baked: VAT columns: one per vertex position some level of detail draws (with LODs, welded
+    /// vertices share one and LOD2 adds bound ones; without, one per source vertex).
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     vertex_count: i32,
     /// Baked: frames over all clips.
@@ -148,9 +149,32 @@ pub struct VertexAnimation {
     #[export_group(name = "LOD")]
     #[init(val = PackedFloat32Array::from(&vat_core::lod_distance::DEFAULT_SWITCH_DISTANCES))]
     pub(crate) lod_distances: PackedFloat32Array,
+    /// Build LOD meshes when baking: LOD0 the source welded, LOD1 LOD0 simplified, LOD2 a small
+    /// closed remesh; all read one VAT holding only the columns they use. Off: `mesh` is the
+    /// source as it is and the VAT has one column per source vertex.
+    #[export]
+    #[init(val = true)]
+    pub(crate) lod_enabled: bool,
+    /// LOD1's share of LOD0's triangles (the head keeps more).
+    #[export(range = (0.05, 1.0, 0.01))]
+    #[init(val = 0.52)]
+    pub(crate) lod1_ratio: f32,
+    /// The bone whose region gets LOD1's larger head budget; empty: the first bone whose name
+    /// contains "head" (any case).
+    #[export]
+    pub(crate) lod_head_bone: GString,
+    /// LOD2's triangle target (must be below the source's triangle count).
+    #[export(range = (1.0, 5000.0, 1.0, or_greater))]
+    #[init(val = 300)]
+    pub(crate) lod2_triangles: i32,
+    /// Voxel size of LOD2's remesh, in the character's units; 0: chosen from the character's size.
+    #[export(range = (0.0, 1.0, 0.001, or_greater))]
+    pub(crate) lod_voxel_size: f32,
     /// Baked: the meshes of LOD1, LOD2, ... (LOD0 is `mesh`), drawn over the same textures.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     pub(crate) lod_meshes: Array<Gd<ArrayMesh>>,
+    /// Where the next bake writes its LOD input (`dump_lod_input`), then cleared.
+    lod_dump: Option<(String, String)>,
 
     /// The encoded VAT (sharing the textures' bytes), with the texture ids it was built from.
     cache: Option<(EncodedVat<output::GodotBytes>, [Option<InstanceId>; 2])>,
@@ -191,8 +215,14 @@ impl VertexAnimation {
         }
     }
 
-    /// The last bake's summary and timings: vertices, frames, clips, texture sizes, bytes,
-    /// sample_ms (Godot posing), skin_ms (vat_core skinning), encode_ms, build_ms, total_ms.
+    /// The last bake's summary and timings: vertices (VAT columns), frames, clips, texture sizes,
+    /// bytes, sample_ms (Godot posing), skin_ms (vat_core skinning), encode_ms, build_ms (the LOD
+    /// chain included), total_ms; and the LOD chain's figures: `lods` (per kept level: level,
+    /// built_level, vertices, triangles, vat_columns, holes_pct, loss_pct, worst_view, worst_pose,
+    /// silhouette: an Image of the source's and the level's masks side by side),
+    /// source_vertices, vat_bytes_before, vat_bytes_after, lod_ms, lod_notes (why a level or the
+    /// chain was left out) and lod_column_sources (6 floats per column: three source vertices,
+    /// their weights).
     #[func]
     pub fn get_bake_stats(&self) -> VarDictionary {
         self.stats.clone()
@@ -298,15 +328,16 @@ impl VertexAnimation {
         )
     }
 
-    /// Positions of every vertex of the combined mesh at `frame` of `clip`, in the character root's
-    /// space, decoded from the textures exactly as the shader reads them.
+    /// Positions of every VAT column (`vertex_count` of them; a mesh vertex reads the column in
+    /// its `column_channel`) at `frame` of `clip`, in the character root's space, decoded from the
+    /// textures exactly as the shader reads them.
     #[func]
     pub fn decode_frame(&mut self, clip: i32, frame: i32) -> PackedVector3Array {
         self.decode(clip, frame, false)
     }
 
-    /// Normals of every vertex at `frame` of `clip`, decoded like the shader does (empty if normals
-    /// were not baked).
+    /// Normals of every VAT column at `frame` of `clip`, decoded like the shader does (empty if
+    /// normals were not baked).
     #[func]
     pub fn decode_frame_normals(&mut self, clip: i32, frame: i32) -> PackedVector3Array {
         self.decode(clip, frame, true)
@@ -607,13 +638,30 @@ impl VertexAnimation {
         let t_skinned = Instant::now();
         let vat = output::encode_into_godot(encoder);
         let t_encoded = Instant::now();
+        self.write_lod_dump(&character, &vat, &clips)?;
 
         let textures: Vec<_> = self.texture_variations.iter_shared().collect();
         let variations = output::variations(&textures, &self.name_for_messages())?;
-        let (mesh, column_channel) = output::combined_mesh(&character, &vat)
+        let lod = self
+            .build_lod(&character, &vat, &clips, &textures, scene_name)
             .map_err(|e| format!("{e} (in '{scene_name}')"))?;
-        self.mesh = Some(mesh);
-        self.column_channel = column_channel;
+        let (vat, lod_stats) = match lod {
+            Some(Ok(built)) => {
+                let mut meshes = built.meshes.into_iter();
+                self.mesh = meshes.next();
+                self.lod_meshes = meshes.collect();
+                self.column_channel = output::free_custom_channel(&character)?;
+                (built.vat, Some(Ok(built.summary)))
+            }
+            other => {
+                let (mesh, column_channel) = output::combined_mesh(&character, &vat)
+                    .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+                self.mesh = Some(mesh);
+                self.lod_meshes = Array::new();
+                self.column_channel = column_channel;
+                (vat, other.map(|o| o.map(|b| b.summary)))
+            }
+        };
         self.clip_root_velocities = velocities.iter().map(|v| convert::to_vector3(*v)).collect();
         self.position_texture = Some(output::position_texture(&vat));
         self.normal_texture = output::normal_texture(&vat);
@@ -652,6 +700,7 @@ impl VertexAnimation {
         stats.set("build_ms", ms(t_encoded, t_built));
         stats.set("total_ms", ms(t_start, t_built));
         stats.set("summary", summary.as_str());
+        Self::add_lod_stats(&mut stats, lod_stats.as_ref());
         self.stats = stats;
         let ids = [
             self.position_texture.as_ref().map(|t| t.instance_id()),

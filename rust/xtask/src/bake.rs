@@ -67,7 +67,7 @@ pub fn bake(source: &Path, out: Option<&Path>, release: bool) -> Result<ExitCode
 
 /// A fresh Godot project at `project` with the addon (bin/ and shaders/ included) and a copy of
 /// `source` (and, for a .gltf, its sibling buffers and images) at its root.
-fn make_project(project: &Path, source: &Path) -> Result<()> {
+pub(crate) fn make_project(project: &Path, source: &Path) -> Result<()> {
     mkdirs(&project.join(".godot"))?;
     fs::write(
         project.join("project.godot"),

@@ -119,7 +119,9 @@ fn print_table(report: &Value) {
 }
 
 /// The bake report's characters: vat_crowd's split per vertex-frame in ns, its own work (skin +
-/// encode + build) over Godot's pose sampling, and the MeshDataTool port over vat_crowd.
+/// encode + build) over Godot's pose sampling, the MeshDataTool port over vat_crowd, then the
+/// bake's time in ms without LODs beside the LOD chain's own time (build, silhouette checks,
+/// pruned VAT, level meshes) in a bake with LODs.
 fn print_per_vertex_frame(report: &Value) {
     let Some(characters) = report.get("characters").and_then(Value::as_array) else {
         return;
@@ -154,6 +156,26 @@ fn print_per_vertex_frame(report: &Value) {
             stage("build"),
             num(c.get("own_vs_sample")),
             num(c.get("gdscript_meshdatatool_vs_vat_crowd")),
+        );
+    }
+    println!(
+        "\n{:<34} {:>12} {:>12} {:>16}",
+        "ms per bake (medians)", "bake", "LOD chain", "bake with LODs"
+    );
+    for c in characters {
+        let name = c.get("character").and_then(Value::as_str).unwrap_or("?");
+        let name = name.rsplit('/').next().unwrap_or(name);
+        let split = |k: &str| {
+            c.get("split")
+                .and_then(|s| s.get(k))
+                .and_then(Value::as_f64)
+                .unwrap_or(f64::NAN)
+        };
+        println!(
+            "{name:<34} {:>12.1} {:>12.1} {:>16.1}",
+            split("total_ms"),
+            split("lod_ms"),
+            split("total_with_lod_ms")
         );
     }
     if let Some(note) = report

@@ -7,6 +7,7 @@ mod bench;
 mod build;
 mod demo;
 mod godot;
+mod lod;
 mod package;
 mod process;
 mod provision;
@@ -43,6 +44,9 @@ usage: cargo xtask <command>
   bake [--debug] FILE.glb [OUT.res]
                                bake a scene file into a VertexAnimation resource (--debug: with
                                the debug build of the extension instead of a release build)
+  lod [--release] FILE.glb --out DIR
+                               build a character's LOD chain and write DIR/lod_report.json plus a
+                               silhouette PNG of each level's worst view
   godot [--render] [--timeout S] -- ARGS...
                                run the provisioned Godot (--render: private Xvfb + lavapipe)
   provision [--render]         provision Godot (and the rendering libraries) and say where it is
@@ -91,6 +95,7 @@ fn dispatch(args: &[String]) -> Result<ExitCode> {
                 _ => Err("usage: cargo xtask bake [--debug] FILE.glb [OUT.res]".into()),
             }
         }
+        "lod" => cmd_lod(rest),
         "package" => {
             flags(rest, &[])?;
             package::package()?;
@@ -103,6 +108,27 @@ fn dispatch(args: &[String]) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         other => Err(format!("unknown command {other:?}\n{USAGE}").into()),
+    }
+}
+
+/// `lod [--release] FILE --out DIR`.
+fn cmd_lod(args: &[String]) -> Result<ExitCode> {
+    let usage = "usage: cargo xtask lod [--release] FILE.glb --out DIR";
+    let mut release = false;
+    let mut file = None;
+    let mut out = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--release" => release = true,
+            "--out" => out = Some(value(&mut it, "--out")?),
+            _ if file.is_none() && !a.starts_with("--") => file = Some(a),
+            _ => return Err(format!("unexpected argument {a:?}; {usage}").into()),
+        }
+    }
+    match (file, out) {
+        (Some(f), Some(o)) => lod::lod(Path::new(f), Path::new(o), release),
+        _ => Err(usage.into()),
     }
 }
 

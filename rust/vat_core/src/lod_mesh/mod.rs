@@ -9,8 +9,39 @@
 //! ([`LodVertex::sources`]), so the Godot side builds a level's arrays by interpolating the
 //! source's attributes (UVs, colours, custom channels) and knows nothing of how it was made.
 
+pub mod lod2;
+
 use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
+
+mod chain;
+mod columns;
+#[cfg(test)]
+mod real_characters;
+mod silhouette;
+mod simplify;
+#[cfg(test)]
+mod test_meshes;
+mod weld;
+
+pub use chain::build_chain;
+pub use columns::{apply_columns, level_positions};
+pub use silhouette::{
+    check_silhouettes, silhouette_image, SilhouetteImage, SilhouetteReport, SILHOUETTE_SIZE,
+    SILHOUETTE_VIEWS,
+};
+
+/// One image a surface may be drawn with (its albedo, or one texture variation), as RGBA8 rows
+/// from the top. The weld samples it to tell which UV seams it can close without a visible change.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SurfaceTexture {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// `width * height * 4` bytes, RGBA, row by row from the top (UV (0, 0) is the top-left).
+    pub rgba8: Vec<u8>,
+}
 
 /// One surface (material slot) of the combined source mesh.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -37,6 +68,46 @@ pub struct LodSource {
     pub bone_names: Vec<String>,
     /// Surfaces in the combined mesh's order.
     pub surfaces: Vec<SourceSurface>,
+    /// Per source surface, every image it may be drawn with (albedo, each texture variation);
+    /// an empty list for a surface drawn without a texture. Empty as a whole when unknown: the
+    /// weld then closes no UV seam (see [`build_chain`]).
+    #[serde(default)]
+    pub textures: Vec<Vec<SurfaceTexture>>,
+}
+
+/// What [`build_chain`] aims for. The defaults follow the recipe.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LodSettings {
+    /// LOD1's share of LOD0's triangles over the whole mesh, in (0, 1]; the result lands within
+    /// `lod1_ratio * 45/52 ..= lod1_ratio * 60/52` (45-60% at the default 0.52) or is an error.
+    pub lod1_ratio: f32,
+    /// The head bone's name; empty picks the first bone whose name contains "head" (any case).
+    /// Pieces on it, or on any bone whose name contains "head", keep `head_ratio`.
+    pub head_bone: String,
+    /// The head region's share of its triangles in LOD1, in (0, 1].
+    pub head_ratio: f32,
+    /// LOD2's triangle target; must be below LOD1's triangle count.
+    pub lod2_triangles: u32,
+    /// LOD2's remesh voxel edge in the character's units; 0 picks one from the bounds.
+    pub voxel_size: f32,
+    /// Coincident vertices weld when their normals are at most this many degrees apart.
+    pub weld_normal_degrees: f32,
+    /// A UV seam on an edge whose faces meet at more than this many degrees stays split.
+    pub sharp_edge_degrees: f32,
+}
+
+impl Default for LodSettings {
+    fn default() -> Self {
+        Self {
+            lod1_ratio: 0.52,
+            head_bone: String::new(),
+            head_ratio: 0.75,
+            lod2_triangles: 300,
+            voxel_size: 0.0,
+            weld_normal_degrees: 25.0,
+            sharp_edge_degrees: 70.0,
+        }
+    }
 }
 
 /// Where one VAT column's positions and normals come from.

@@ -5,6 +5,9 @@
 //! for every frame and the encoding. This module only moves data between the two.
 
 pub mod collect;
+pub mod lod;
+pub mod lod_mesh;
+pub mod lod_source;
 pub mod output;
 pub mod root_motion;
 pub mod sample;

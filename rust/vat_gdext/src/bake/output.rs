@@ -13,7 +13,7 @@ use super::collect::Character;
 use crate::convert;
 
 /// Custom vertex channels a mesh surface has (CUSTOM0-CUSTOM3).
-const CUSTOM_CHANNELS: i32 = 4;
+pub const CUSTOM_CHANNELS: i32 = 4;
 
 /// Texture bytes held in Godot's own array, so the core encodes straight into the memory the
 /// `Image` uses (no copy from a Rust buffer), and the bake's decoded cache shares it.
@@ -57,17 +57,7 @@ pub fn combined_mesh<B: AsRef<[u8]>>(
     vat: &EncodedVat<B>,
 ) -> Result<(Gd<ArrayMesh>, i32), String> {
     let surfaces = || character.meshes.iter().flat_map(|m| &m.surfaces);
-    let used = |channel: i32| {
-        surfaces().any(|s| {
-            s.arrays
-                .get((ArrayType::CUSTOM0.ord() + channel) as usize)
-                .is_some_and(|v| !v.is_nil())
-        })
-    };
-    let channel = (0..CUSTOM_CHANNELS).find(|&c| !used(c)).ok_or_else(|| {
-        "every custom vertex channel (CUSTOM0-CUSTOM3) of the source meshes carries data, and the VAT column needs one free channel; free one in the source (e.g. fewer UV sets)".to_string()
-    })?;
-    let custom_mask = |c: i32| ArrayFormat::CUSTOM_MASK.ord() << custom_shift(c);
+    let channel = free_custom_channel(character)?;
     let first = vat_core::encode::decode_frame(vat, 0);
     let first_normals = if vat.params.normals {
         vat_core::encode::decode_frame_normals(vat, 0)
@@ -100,13 +90,8 @@ pub fn combined_mesh<B: AsRef<[u8]>>(
             &columns.to_variant(),
         );
         column += n;
-        // The source's custom channel formats (the arrays' types depend on them), plus the column.
-        let kept = (0..CUSTOM_CHANNELS)
-            .filter(|&c| c != channel)
-            .fold(0, |bits, c| bits | (surface.format & custom_mask(c)));
-        let column_bits = (ArrayCustomFormat::R_FLOAT.ord() as u64) << custom_shift(channel);
         mesh.add_surface_from_arrays_ex(surface.primitive, &arrays)
-            .flags(ArrayFormat::from_ord(kept | column_bits))
+            .flags(surface_flags(surface.format, channel))
             .done();
         added += 1;
         let index = mesh.get_surface_count() - 1;
@@ -127,8 +112,37 @@ pub fn combined_mesh<B: AsRef<[u8]>>(
     Ok((mesh, channel))
 }
 
+/// The first custom vertex channel no source surface uses: where the VAT column goes.
+pub fn free_custom_channel(character: &Character) -> Result<i32, String> {
+    let used = |channel: i32| {
+        character.meshes.iter().flat_map(|m| &m.surfaces).any(|s| {
+            s.arrays
+                .get((ArrayType::CUSTOM0.ord() + channel) as usize)
+                .is_some_and(|v| !v.is_nil())
+        })
+    };
+    (0..CUSTOM_CHANNELS).find(|&c| !used(c)).ok_or_else(|| {
+        "every custom vertex channel (CUSTOM0-CUSTOM3) of the source meshes carries data, and the VAT column needs one free channel; free one in the source (e.g. fewer UV sets)".to_string()
+    })
+}
+
+/// Surface flags for a baked surface: the source's custom channel formats (the arrays' types
+/// depend on them) except `channel`, which holds the VAT column as one float.
+pub fn surface_flags(source_format: u64, channel: i32) -> ArrayFormat {
+    let kept = (0..CUSTOM_CHANNELS)
+        .filter(|&c| c != channel)
+        .fold(0, |bits, c| bits | (source_format & custom_mask(c)));
+    let column_bits = (ArrayCustomFormat::R_FLOAT.ord() as u64) << custom_shift(channel);
+    ArrayFormat::from_ord(kept | column_bits)
+}
+
+/// The bits of custom channel `c`'s format in a surface format.
+pub fn custom_mask(c: i32) -> u64 {
+    ArrayFormat::CUSTOM_MASK.ord() << custom_shift(c)
+}
+
 /// Bit offset of custom channel `c`'s format in a surface format.
-fn custom_shift(c: i32) -> u64 {
+pub fn custom_shift(c: i32) -> u64 {
     ArrayFormat::CUSTOM0_SHIFT.ord() + c as u64 * ArrayFormat::CUSTOM_BITS.ord()
 }
 

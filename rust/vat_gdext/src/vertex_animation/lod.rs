@@ -1,11 +1,19 @@
 //! VertexAnimation's levels of detail: the baked LOD meshes and where each level starts.
 
-use godot::classes::ArrayMesh;
+use godot::classes::{ArrayMesh, Texture2D};
+use godot::global::Error;
 use godot::prelude::*;
+use vat_core::clip::Clip;
+use vat_core::encode::EncodedVat;
 use vat_core::lod_distance::{actor_diameter, screen_constant, LodCurve};
 
 use super::VertexAnimation;
+use crate::bake::collect::Character;
+use crate::bake::lod::{bake_lod, LodBake, LodSummary};
+use crate::bake::lod_source;
+use crate::bake::output::GodotBytes;
 use crate::convert;
+use vat_core::lod_mesh::{ColumnSource, LodSettings};
 
 #[godot_api(secondary)]
 impl VertexAnimation {
@@ -94,5 +102,151 @@ impl VertexAnimation {
                 None
             }
         }
+    }
+}
+
+#[godot_api(secondary)]
+impl VertexAnimation {
+    /// Development tool: bakes like `bake()` and also writes the LOD chain's input as JSON, to
+    /// try the engine-free LOD tools (`vat_core::lod_mesh`) on this character outside Godot:
+    /// `source_json` gets the combined mesh (positions and normals of frame 0, first UV set,
+    /// dominant bone per vertex, bone names, surfaces with their cull mode, and per surface the
+    /// RGBA8 images it may be drawn with), `poses_json` the positions of every source vertex at
+    /// the first, middle and last frame of every clip (an array of arrays of `[x, y, z]`).
+    /// Returns what `bake()` returns; a file that cannot be written fails the bake (one error)
+    /// and keeps the previous bake.
+    #[func]
+    pub fn dump_lod_input(&mut self, source_json: GString, poses_json: GString) -> Error {
+        self.lod_dump = Some((source_json.to_string(), poses_json.to_string()));
+        let err = self.bake();
+        self.lod_dump = None;
+        err
+    }
+}
+
+impl VertexAnimation {
+    /// Writes the files `dump_lod_input` asked for, if it did (the VAT still over source vertices).
+    pub(super) fn write_lod_dump<B: AsRef<[u8]>>(
+        &self,
+        character: &Character,
+        vat: &EncodedVat<B>,
+        clips: &[Clip],
+    ) -> Result<(), String> {
+        let Some((source_path, poses_path)) = &self.lod_dump else {
+            return Ok(());
+        };
+        let mut source = lod_source::lod_source(character, vat);
+        let variations: Vec<_> = self.texture_variations.iter_shared().collect();
+        source.textures = lod_source::surface_images(character, &variations);
+        let poses = lod_source::poses(vat, &lod_source::pose_frames(clips));
+        let global = |p: &str| {
+            godot::classes::ProjectSettings::singleton()
+                .globalize_path(p)
+                .to_string()
+        };
+        lod_source::write_json(&source, &poses, &global(source_path), &global(poses_path))
+    }
+}
+
+impl VertexAnimation {
+    /// The LOD settings as the core takes them.
+    fn lod_settings(&self) -> LodSettings {
+        LodSettings {
+            lod1_ratio: self.lod1_ratio,
+            head_bone: self.lod_head_bone.to_string(),
+            lod2_triangles: self.lod2_triangles.max(0) as u32,
+            voxel_size: self.lod_voxel_size,
+            ..LodSettings::default()
+        }
+    }
+
+    /// Builds the LOD chain when `lod_enabled` (see `bake::lod::bake_lod`): `None` when off.
+    pub(super) fn build_lod(
+        &self,
+        character: &Character,
+        vat: &EncodedVat<GodotBytes>,
+        clips: &[Clip],
+        variations: &[Option<Gd<Texture2D>>],
+        scene_name: &str,
+    ) -> Result<Option<Result<LodBake, String>>, String> {
+        if !self.lod_enabled {
+            return Ok(None);
+        }
+        if self.lod2_triangles <= 0 {
+            return Err(format!(
+                "lod2_triangles is {}; it must be at least 1",
+                self.lod2_triangles
+            ));
+        }
+        bake_lod(
+            character,
+            vat,
+            clips,
+            &self.lod_settings(),
+            variations,
+            scene_name,
+        )
+        .map(Some)
+    }
+
+    /// Adds the LOD figures to the bake stats: `lods` (per kept level: level, vertices,
+    /// triangles, vat_columns, holes_pct, loss_pct, worst_view, worst_pose, silhouette),
+    /// source_vertices, vat_bytes_before, vat_bytes_after, lod_ms, lod_notes, and
+    /// lod_column_sources (6 floats per VAT column: three source vertices, then their weights).
+    pub(super) fn add_lod_stats(
+        stats: &mut VarDictionary,
+        lod: Option<&Result<LodSummary, String>>,
+    ) {
+        let mut lods: VarArray = VarArray::new();
+        let mut notes = PackedStringArray::new();
+        let bytes = stats.get("bytes").unwrap_or(Variant::from(0));
+        let vertices = stats.get("vertices").unwrap_or(Variant::from(0));
+        let (mut before, mut after, mut source, mut ms) =
+            (bytes.clone(), bytes, vertices, Variant::from(0.0));
+        match lod {
+            Some(Ok(s)) => {
+                for (i, l) in s.levels.iter().enumerate() {
+                    let mut d = VarDictionary::new();
+                    d.set("level", i as i64);
+                    d.set("built_level", l.built_level as i64);
+                    d.set("vertices", l.vertices as i64);
+                    d.set("triangles", l.triangles as i64);
+                    d.set("vat_columns", l.columns as i64);
+                    d.set("holes_pct", f64::from(l.report.holes_pct));
+                    d.set("loss_pct", f64::from(l.report.loss_pct));
+                    d.set("worst_view", i64::from(l.report.worst_view));
+                    d.set("worst_pose", i64::from(l.report.worst_pose));
+                    d.set("silhouette", &l.image);
+                    lods.push(&d.to_variant());
+                }
+                before = Variant::from(s.bytes_before as i64);
+                after = Variant::from(s.bytes_after as i64);
+                source = Variant::from(s.source_vertices as i64);
+                ms = Variant::from(s.ms);
+                for d in &s.dropped {
+                    notes.push(d.as_str());
+                }
+                let sources: PackedFloat32Array = s
+                    .columns
+                    .iter()
+                    .flat_map(|c| match *c {
+                        ColumnSource::Vertex(v) => [v as f32, v as f32, v as f32, 1.0, 0.0, 0.0],
+                        ColumnSource::Bound {
+                            vertices: [a, b, c],
+                            weights: [x, y, z],
+                        } => [a as f32, b as f32, c as f32, x, y, z],
+                    })
+                    .collect();
+                stats.set("lod_column_sources", &sources);
+            }
+            Some(Err(why)) => notes.push(why.as_str()),
+            None => {}
+        }
+        stats.set("lods", &lods);
+        stats.set("source_vertices", &source);
+        stats.set("vat_bytes_before", &before);
+        stats.set("vat_bytes_after", &after);
+        stats.set("lod_ms", &ms);
+        stats.set("lod_notes", &notes);
     }
 }

@@ -1,0 +1,183 @@
+//! The whole chain: weld (LOD0), simplify (LOD1), remesh (LOD2), one shared column list.
+
+use super::simplify::simplify_lod1;
+use super::weld::weld;
+use super::{LodChain, LodSettings, LodSource};
+use crate::error::{Result, VatError};
+
+/// Builds LOD0 (the source welded), LOD1 (LOD0 simplified per piece, on LOD0's vertices) and
+/// LOD2 (a small mesh bound to the source) over one column list: LOD0's columns first (LOD1
+/// uses only those), then LOD2's.
+///
+/// UV seams weld only where no texture shows it: with `source.textures` empty (unknown) they
+/// stay split; on a surface whose texture list is empty (drawn without a texture) they weld; on
+/// a textured surface they weld unless they run along a sharp edge, and only if every image of
+/// the surface shows the same colours over every triangle whose UVs change.
+///
+/// Errors, each naming what is wrong: no triangles; arrays of different lengths; a triangle
+/// index out of range; a non-finite position or normal; a texture list that is not one per
+/// surface, or an image whose bytes are not `width * height * 4`; a ratio outside (0, 1]; a
+/// negative or non-finite voxel size or angle; a `head_bone` that no bone is named; a LOD2
+/// target not below LOD1's triangle count; a LOD1 that misses its window.
+pub fn build_chain(source: &LodSource, settings: &LodSettings) -> Result<LodChain> {
+    validate_settings(settings)?;
+    validate_source(source)?;
+    let lod0 = weld(source, settings);
+    if lod0.level.triangle_count() == 0 {
+        return Err(no_triangles("every triangle collapsed when welding"));
+    }
+    let lod1 = simplify_lod1(source, &lod0, settings)?;
+    let lod1_triangles = lod1.triangle_count();
+    if settings.lod2_triangles as usize >= lod1_triangles {
+        return Err(VatError::InvalidValue {
+            what: "LOD2 triangle target",
+            detail: format!(
+                "{} is not below LOD1's {lod1_triangles} triangles; lower it",
+                settings.lod2_triangles
+            ),
+        });
+    }
+    let (mut lod2, lod2_columns) =
+        super::lod2::build_lod2(source, settings.lod2_triangles, settings.voxel_size)?;
+    let mut columns = lod0.columns;
+    let offset = columns.len() as u32;
+    for v in &mut lod2.vertices {
+        v.column += offset;
+    }
+    columns.extend(lod2_columns);
+    Ok(LodChain {
+        levels: vec![lod0.level, lod1, lod2],
+        columns,
+    })
+}
+
+fn no_triangles(why: &str) -> VatError {
+    VatError::InvalidValue {
+        what: "LOD source",
+        detail: format!("the character has no triangles ({why}); there is nothing to simplify"),
+    }
+}
+
+/// Ratios in (0, 1], sizes and angles finite and not negative.
+fn validate_settings(s: &LodSettings) -> Result<()> {
+    let ratio = |what: &'static str, r: f32| {
+        if r > 0.0 && r <= 1.0 {
+            Ok(())
+        } else {
+            Err(VatError::InvalidValue {
+                what,
+                detail: format!(
+                    "{r} is outside (0, 1]; it is the share of the level above's triangles to \
+                     keep"
+                ),
+            })
+        }
+    };
+    ratio("LOD1 ratio", s.lod1_ratio)?;
+    ratio("LOD1 head ratio", s.head_ratio)?;
+    let positive = |what: &'static str, x: f32, max: f32| {
+        if x.is_finite() && (0.0..=max).contains(&x) {
+            Ok(())
+        } else {
+            Err(VatError::InvalidValue {
+                what,
+                detail: format!("{x} is outside 0 to {max}"),
+            })
+        }
+    };
+    positive("LOD2 voxel size", s.voxel_size, f32::MAX)?;
+    positive(
+        "LOD weld normal angle (degrees)",
+        s.weld_normal_degrees,
+        180.0,
+    )?;
+    positive(
+        "LOD sharp edge angle (degrees)",
+        s.sharp_edge_degrees,
+        180.0,
+    )?;
+    if s.lod2_triangles == 0 {
+        return Err(VatError::InvalidValue {
+            what: "LOD2 triangle target",
+            detail: "0 leaves nothing to draw; it must be at least 1".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Equal array lengths, triangles in range, finite positions and normals, valid textures.
+fn validate_source(source: &LodSource) -> Result<()> {
+    let n = source.positions.len();
+    crate::error::check_len("LOD source normals", n, source.normals.len())?;
+    crate::error::check_len("LOD source UVs", n, source.uvs.len())?;
+    crate::error::check_len("LOD source bones", n, source.bones.len())?;
+    if source.surfaces.iter().all(|s| s.indices.len() < 3) {
+        return Err(no_triangles("no surface has a triangle"));
+    }
+    for (s, surface) in source.surfaces.iter().enumerate() {
+        if surface.indices.len() % 3 != 0 {
+            return Err(VatError::InvalidValue {
+                what: "LOD source triangles",
+                detail: format!(
+                    "surface {s} has {} indices, not a multiple of 3",
+                    surface.indices.len()
+                ),
+            });
+        }
+        if let Some((i, v)) = surface
+            .indices
+            .iter()
+            .enumerate()
+            .find(|(_, &v)| v as usize >= n)
+        {
+            return Err(VatError::InvalidValue {
+                what: "LOD source triangles",
+                detail: format!("surface {s} index {i} is vertex {v}, but there are {n} vertices"),
+            });
+        }
+    }
+    let bad = |what: &str, list: &[glam::Vec3]| {
+        list.iter()
+            .position(|p| !p.is_finite())
+            .map(|v| VatError::NonFinite {
+                what: format!("LOD source {what} of vertex {v}"),
+            })
+    };
+    if let Some(e) = bad("position", &source.positions).or(bad("normal", &source.normals)) {
+        return Err(e);
+    }
+    validate_textures(source)
+}
+
+/// One texture list per surface (or none at all), each image `width * height * 4` bytes.
+fn validate_textures(source: &LodSource) -> Result<()> {
+    let (t, s) = (source.textures.len(), source.surfaces.len());
+    if t != 0 && t != s {
+        return Err(VatError::InvalidValue {
+            what: "LOD source textures",
+            detail: format!("{t} texture lists for {s} surfaces; give one per surface, or none"),
+        });
+    }
+    for (s, list) in source.textures.iter().enumerate() {
+        for (k, image) in list.iter().enumerate() {
+            let want = image.width as usize * image.height as usize * 4;
+            if want == 0 || image.rgba8.len() != want {
+                return Err(VatError::InvalidValue {
+                    what: "LOD source textures",
+                    detail: format!(
+                        "image {k} of surface {s} is {} x {} with {} bytes; it needs {want} \
+                         (RGBA8) and a size of at least 1 x 1",
+                        image.width,
+                        image.height,
+                        image.rgba8.len()
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "chain_tests.rs"]
+mod tests;

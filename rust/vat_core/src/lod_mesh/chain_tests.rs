@@ -1,0 +1,121 @@
+use glam::Vec3;
+
+use super::*;
+use crate::lod_mesh::test_meshes::{capsule_limb, cell_uv, palette, seamed_cylinder};
+use crate::lod_mesh::{check_silhouettes, level_positions, ColumnSource, SurfaceTexture};
+
+fn settings() -> LodSettings {
+    LodSettings {
+        lod2_triangles: 60,
+        ..LodSettings::default()
+    }
+}
+
+#[test]
+fn the_chain_has_three_levels_over_one_column_list() {
+    let source = capsule_limb(24, 8, 6);
+    let chain = build_chain(&source, &settings()).unwrap();
+    assert_eq!(chain.levels.len(), 3);
+    let [lod0, lod1, lod2] = [0, 1, 2].map(|l| &chain.levels[l]);
+    assert_eq!(
+        lod0.vertices.len(),
+        source.positions.len(),
+        "no seams to weld"
+    );
+    let share = lod1.triangle_count() as f32 / lod0.triangle_count() as f32;
+    assert!((0.45..=0.60).contains(&share));
+    assert!(lod2.triangle_count() <= 60 && lod2.triangle_count() > 0);
+    // LOD0's columns come first and are source vertices; LOD2's follow, bound.
+    let lod0_columns = lod0.vertices.iter().map(|v| v.column).max().unwrap() + 1;
+    assert_eq!(lod0_columns as usize, lod0.vertices.len());
+    assert!(lod1.vertices.iter().all(|v| v.column < lod0_columns));
+    assert!(lod2.vertices.iter().all(|v| v.column >= lod0_columns));
+    // Every column is used by some level.
+    let mut used = vec![false; chain.columns.len()];
+    for v in chain.levels.iter().flat_map(|l| &l.vertices) {
+        used[v.column as usize] = true;
+    }
+    assert!(used.iter().all(|&u| u));
+    for v in &lod2.vertices {
+        let ColumnSource::Bound { vertices, weights } = chain.columns[v.column as usize] else {
+            panic!("LOD2 columns are bound");
+        };
+        assert_eq!((v.sources, v.weights), (vertices, weights));
+        assert!((weights.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+    }
+    assert_eq!(
+        level_positions(&chain, 0, &source.positions).len(),
+        lod0.vertices.len()
+    );
+    let report = check_silhouettes(&source, &chain, 0, &[]);
+    assert_eq!((report.holes_pct, report.loss_pct), (0.0, 0.0));
+    let report = check_silhouettes(&source, &chain, 1, &[]);
+    assert!(
+        report.holes_pct < 1.0 && report.loss_pct < 6.0,
+        "{report:?}"
+    );
+}
+
+#[test]
+fn lod0_welds_palette_seams_of_a_textured_source() {
+    let mut source = seamed_cylinder(
+        16,
+        6,
+        |i, _| cell_uv(9, i as f32 / 16.0),
+        |y| u32::from(y > 1.0),
+    );
+    source.textures = vec![vec![palette()]];
+    let chain = build_chain(&source, &settings()).unwrap();
+    assert_eq!(source.positions.len(), 17 * 7);
+    assert_eq!(chain.levels[0].vertices.len(), 16 * 7);
+}
+
+fn error_of(source: &LodSource, settings: &LodSettings) -> String {
+    build_chain(source, settings).unwrap_err().to_string()
+}
+
+#[test]
+fn bad_input_is_refused_with_what_and_where() {
+    let good = capsule_limb(12, 4, 3);
+    assert!(error_of(&LodSource::default(), &settings()).contains("no triangles"));
+    for (lod1_ratio, head_ratio) in [(0.0, 0.75), (1.5, 0.75), (f32::NAN, 0.75), (0.5, 0.0)] {
+        let s = LodSettings {
+            lod1_ratio,
+            head_ratio,
+            ..settings()
+        };
+        assert!(error_of(&good, &s).contains("outside (0, 1]"));
+    }
+    let s = LodSettings {
+        lod2_triangles: 100_000,
+        ..settings()
+    };
+    assert!(error_of(&good, &s).contains("is not below LOD1's"));
+    let s = LodSettings {
+        voxel_size: -1.0,
+        ..settings()
+    };
+    assert!(error_of(&good, &s).starts_with("LOD2 voxel size"));
+    let mut nan = good.clone();
+    nan.positions[5].y = f32::NAN;
+    assert_eq!(
+        error_of(&nan, &settings()),
+        "LOD source position of vertex 5 is not finite (NaN or infinity)"
+    );
+    let mut short = good.clone();
+    short.uvs.pop();
+    assert!(error_of(&short, &settings()).starts_with("LOD source UVs has"));
+    let mut out_of_range = good.clone();
+    out_of_range.surfaces[0].indices[7] = 10_000;
+    assert!(error_of(&out_of_range, &settings()).contains("surface 0 index 7 is vertex 10000"));
+    let mut textures = good.clone();
+    textures.textures = vec![vec![palette()], Vec::new()];
+    assert!(error_of(&textures, &settings()).contains("2 texture lists for 1 surfaces"));
+    textures.textures = vec![vec![SurfaceTexture {
+        width: 2,
+        height: 2,
+        rgba8: vec![0; 15],
+    }]];
+    assert!(error_of(&textures, &settings()).contains("image 0 of surface 0 is 2 x 2 with 15"));
+    let _ = Vec3::ZERO;
+}

@@ -1,0 +1,270 @@
+//! LOD2: a new closed mesh of a few hundred triangles, bound to the source by barycentric weights.
+//!
+//! Steps ([`build_lod2`]):
+//! 1. Thicken and voxelise: samples within a shell of the source surface are solid (thin parts
+//!    and one-sided planes become volumes), the outside is flooded from the grid border and
+//!    everything it does not reach is solid too (`voxel.rs`).
+//! 2. Extract the closed surface around the solid samples by marching tetrahedra with one
+//!    consistent diagonal rule, so it is manifold by construction, and smooth off the staircase
+//!    (`surface.rs`).
+//! 3. Simplify to the triangle target with meshoptimizer, weighing each vertex's bone centre so
+//!    joints keep rings of vertices. Where meshoptimizer would pinch a thin part (an edge in four
+//!    triangles), it goes only part of the way and manifold-safe edge collapses finish
+//!    (`collapse.rs`).
+//! 4. Shrink-wrap and bind: every vertex moves to the nearest point of the source surface (the
+//!    reference pose) that faces its way, and is bound to that triangle by barycentric weights
+//!    (`bind.rs`). Its VAT column is the weighted sum of the triangle's three columns, so it
+//!    follows the animation with no bones and the shader needs nothing special. Triangles wind
+//!    like the source's (clockwise fronts for Godot).
+//!
+//! Texture: a LOD2 vertex interpolates the bound triangle's UVs, so a LOD2 triangle whose
+//! vertices bind into different UV charts smears the texture across the seam
+//! ([`Lod2Stats::seam_crossing_triangles`] counts them). The better fix is a texture of LOD2's
+//! own: unwrap LOD2 automatically and bake it from the source at LOD0's texel density.
+
+mod bind;
+mod collapse;
+mod manifold;
+mod nearest;
+mod stats;
+mod surface;
+mod voxel;
+
+#[cfg(test)]
+mod tests;
+
+pub use manifold::is_closed_manifold;
+pub use stats::{lod2_stats, Lod2Stats};
+
+use glam::Vec3;
+
+use crate::bounds::Bounds;
+use crate::error::{Result, VatError};
+use crate::lod_mesh::{ColumnSource, LodLevel, LodSource};
+
+/// Taubin smoothing rounds applied to the voxel surface before simplifying.
+const SMOOTH_ITERATIONS: usize = 6;
+/// How much farther (in voxels) than the nearest source point a vertex may bind to reach a
+/// source point facing its way (see `bind::bind`).
+const BIND_SLACK_VOXELS: f32 = 2.0;
+/// Weight of the squared distance between bone centres against the quadric error in the
+/// manifold-safe collapses (both in squared lengths).
+const COLLAPSE_BONE_WEIGHT: f32 = 1.0;
+/// Weight of the bone attribute against the position error while simplifying (see
+/// [`bone_centres`]).
+const BONE_WEIGHT: f32 = 1.0;
+
+/// Builds LOD2 of `source`: a closed, manifold mesh of at most `target_triangles` triangles
+/// (and usually just under it), remeshed at `voxel_size` (0 = automatic: the largest extent /
+/// 40; always at least what keeps the grid within 192 samples per axis).
+///
+/// Returns the level and its columns: vertex `i` uses column `i`, a [`ColumnSource::Bound`] on
+/// the source triangle nearest to it, and its `sources`/`weights` are that column's
+/// vertices/weights. Each triangle draws with the source surface most of its vertices bind to.
+///
+/// Errors ([`VatError::InvalidValue`] naming what and why, or [`VatError::IndexOutOfRange`],
+/// [`VatError::NonFinite`]): no triangles or only zero-area ones; a source index past the
+/// positions; a non-finite position; a target of 0 or not below the source's triangle count; a
+/// negative or non-finite voxel size; a remesh that comes out empty; a simplified mesh that is
+/// not closed and manifold or cannot get down to the target.
+pub fn build_lod2(
+    source: &LodSource,
+    target_triangles: u32,
+    voxel_size: f32,
+) -> Result<(LodLevel, Vec<ColumnSource>)> {
+    let source_triangles = check_source(source)?;
+    if target_triangles == 0 || target_triangles as usize >= source_triangles {
+        return Err(VatError::InvalidValue {
+            what: "LOD2 triangle target",
+            detail: format!(
+                "{target_triangles} must be at least 1 and below the source's \
+                 {source_triangles} triangles"
+            ),
+        });
+    }
+    if !(voxel_size.is_finite() && voxel_size >= 0.0) {
+        return Err(VatError::InvalidValue {
+            what: "LOD2 voxel size",
+            detail: format!("{voxel_size} must be 0 (automatic) or a positive finite length"),
+        });
+    }
+    let tris = bind::SourceTriangles::new(source, &source.positions)?;
+    let corners: Vec<_> = tris
+        .triangles
+        .iter()
+        .map(|t| t.map(|v| source.positions[v as usize]))
+        .collect();
+    let used: Vec<_> = tris
+        .triangles
+        .iter()
+        .flatten()
+        .map(|&v| source.positions[v as usize])
+        .collect();
+    let bounds = Bounds::from_points(&used);
+    let voxel = voxel::choose_voxel_size(&bounds, voxel_size);
+    let grid = voxel::voxelize(&corners, &bounds, voxel);
+    let mut mesh = surface::extract(&grid);
+    if mesh.indices.is_empty() {
+        return Err(VatError::InvalidValue {
+            what: "LOD2 remesh",
+            detail: format!(
+                "the voxel grid ({} x {} x {} at {voxel}) gave no surface",
+                grid.dims[0], grid.dims[1], grid.dims[2]
+            ),
+        });
+    }
+    surface::smooth(&mut mesh, SMOOTH_ITERATIONS);
+    let centres = bone_centres(&mesh, source, &tris);
+    let simplified = simplify_closed(&mesh, &centres, target_triangles as usize)?;
+    let (level, columns) = bind::bind(
+        &simplified,
+        &tris,
+        &source.positions,
+        BIND_SLACK_VOXELS * voxel,
+    );
+    if !is_closed_manifold(&level) {
+        // Binding keeps the connectivity, so this would be a bug, not bad input.
+        return Err(VatError::InvalidValue {
+            what: "LOD2 remesh",
+            detail: "the bound mesh is not closed and manifold".into(),
+        });
+    }
+    Ok((level, columns))
+}
+
+/// Triangles of the source after checking indices and positions; an error when there are none.
+fn check_source(source: &LodSource) -> Result<usize> {
+    let n = source.positions.len();
+    let mut triangles = 0;
+    for (s, surf) in source.surfaces.iter().enumerate() {
+        if !surf.indices.len().is_multiple_of(3) {
+            return Err(VatError::InvalidValue {
+                what: "LOD2 source mesh",
+                detail: format!(
+                    "surface {s} has {} indices, not a multiple of 3",
+                    surf.indices.len()
+                ),
+            });
+        }
+        if let Some(&bad) = surf.indices.iter().find(|&&i| i as usize >= n) {
+            return Err(VatError::IndexOutOfRange {
+                what: "LOD2 source vertex index",
+                index: bad as i64,
+                len: n,
+            });
+        }
+        triangles += surf.indices.len() / 3;
+    }
+    if triangles == 0 {
+        return Err(VatError::InvalidValue {
+            what: "LOD2 source mesh",
+            detail: "it has no triangles".into(),
+        });
+    }
+    if let Some(v) = source.positions.iter().position(|p| !p.is_finite()) {
+        return Err(VatError::NonFinite {
+            what: format!("LOD2 source position of vertex {v}"),
+        });
+    }
+    Ok(triangles)
+}
+
+/// `mesh` simplified to at most `target` triangles, closed and manifold.
+///
+/// meshoptimizer first. It keeps a closed mesh closed but may pinch a thin tube into an edge
+/// shared by four triangles, or flatten a small piece into two triangles on the same three
+/// vertices; then it simplifies only to a looser target where it does not, and
+/// the manifold-safe edge collapses of [`collapse`] take the rest (from the full surface if no
+/// looser target works). `centres` are the vertices' bone centres (see [`bone_centres`]).
+fn simplify_closed(mesh: &surface::Mesh, centres: &[Vec3], target: usize) -> Result<surface::Mesh> {
+    if mesh.indices.len() / 3 <= target {
+        return Ok(mesh.clone());
+    }
+    let bounds = Bounds::from_points(&mesh.positions);
+    let scale = 1.0
+        / (bounds.max - bounds.min)
+            .max_element()
+            .max(f32::MIN_POSITIVE);
+    let attributes: Vec<f32> = centres
+        .iter()
+        .flat_map(|c| (*c * scale).to_array())
+        .collect();
+    let locks = vec![false; mesh.positions.len()];
+    let closed = |indices: &[u32]| {
+        !indices.is_empty()
+            && manifold::bad_edges(indices).is_empty()
+            && !manifold::has_doubled_triangles(indices)
+    };
+    let mut start = None;
+    for factor in [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0] {
+        let goal = (target as f32 * factor) as usize;
+        let indices = surface::simplify(mesh, goal, &attributes, BONE_WEIGHT, &locks);
+        if closed(&indices) {
+            let (m, old) = surface::compact_mapped(&mesh.positions, &indices);
+            if m.indices.len() / 3 <= target {
+                return Ok(m);
+            }
+            start = Some((m, old));
+            break;
+        }
+    }
+    let (from, old) =
+        start.unwrap_or_else(|| (mesh.clone(), (0..mesh.positions.len() as u32).collect()));
+    let from_centres: Vec<Vec3> = old.iter().map(|&v| centres[v as usize]).collect();
+    let out = collapse::collapse_to(&from, &from_centres, COLLAPSE_BONE_WEIGHT, target);
+    let count = out.indices.len() / 3;
+    if count > target {
+        return Err(VatError::InvalidValue {
+            what: "LOD2 remesh",
+            detail: format!(
+                "the voxel surface simplifies to no fewer than {count} closed, manifold \
+                 triangles, above the target of {target}; raise the target or the voxel size"
+            ),
+        });
+    }
+    if !manifold::indices_closed_manifold(&out.indices, out.positions.len())
+        || manifold::has_doubled_triangles(&out.indices)
+    {
+        return Err(VatError::InvalidValue {
+            what: "LOD2 remesh",
+            detail: format!(
+                "simplifying to {target} triangles left a mesh that is not closed and manifold"
+            ),
+        });
+    }
+    Ok(out)
+}
+
+/// Per vertex of `mesh`: the centre of the bone its nearest source point follows (the bone with
+/// the largest weight on that triangle's heaviest corner; the mean of that bone's source
+/// vertices). Collapsing an edge between two bones then costs their distance apart, so the
+/// simplifiers keep vertex rings at the joints and LOD2 bends there instead of stretching long
+/// triangles across them. Unskinned vertices form one group of their own.
+fn bone_centres(
+    mesh: &surface::Mesh,
+    source: &LodSource,
+    tris: &bind::SourceTriangles,
+) -> Vec<Vec3> {
+    let mut sums: std::collections::HashMap<u32, (Vec3, f32)> = Default::default();
+    for (p, &b) in source.positions.iter().zip(&source.bones) {
+        let e = sums.entry(b).or_default();
+        e.0 += *p;
+        e.1 += 1.0;
+    }
+    mesh.positions
+        .iter()
+        .map(|&p| {
+            let hit = tris.bvh.nearest(p).expect("the BVH was checked non-empty");
+            let corners = tris.triangles[hit.triangle as usize];
+            let heaviest = (0..3)
+                .max_by(|&a, &b| hit.weights[a].total_cmp(&hit.weights[b]))
+                .unwrap_or(0);
+            let bone = source
+                .bones
+                .get(corners[heaviest] as usize)
+                .copied()
+                .unwrap_or(u32::MAX);
+            sums.get(&bone).map_or(Vec3::ZERO, |(sum, n)| *sum / *n)
+        })
+        .collect()
+}

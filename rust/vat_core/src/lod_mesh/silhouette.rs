@@ -1,0 +1,301 @@
+//! The hole check: orthographic silhouettes of the source and a LOD level, compared.
+//!
+//! Each of [`SILHOUETTE_VIEWS`] fixed directions (a Fibonacci spiral over the sphere) renders a
+//! [`SILHOUETTE_SIZE`]-pixel square framed on the source's projected bounds in that pose (plus
+//! [`MARGIN_PX`] pixels each side), one sample per pixel centre. Single-sided surfaces draw front
+//! faces only: Godot's, which wind clockwise on screen (see [`front_facing`]).
+//!
+//! * holes: source pixels inside the candidate's outline (its silhouette with enclosed gaps
+//!   filled) that the candidate leaves uncovered, in % of the source's pixels;
+//! * loss: candidate pixels more than [`LOSS_DISTANCE_PX`] pixels from the source's silhouette,
+//!   in % of the candidate's pixels.
+
+use glam::{Vec2, Vec3};
+use rayon::prelude::*;
+
+use super::{level_positions, LodChain, LodSource};
+
+/// View directions of the check.
+pub const SILHOUETTE_VIEWS: u32 = 11;
+/// Width and height of a silhouette in pixels.
+pub const SILHOUETTE_SIZE: u32 = 120;
+/// Empty pixels around the source's projected bounds.
+pub const MARGIN_PX: f32 = 4.0;
+/// Candidate pixels farther than this (Euclidean, in pixels) from the source's silhouette count
+/// as loss.
+pub const LOSS_DISTANCE_PX: i32 = 2;
+
+/// The worst silhouette differences of one level over every view and pose.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SilhouetteReport {
+    /// Largest hole share over all views and poses, in %.
+    pub holes_pct: f32,
+    /// Largest loss share over all views and poses, in %.
+    pub loss_pct: f32,
+    /// The view (`0..SILHOUETTE_VIEWS`) where holes plus loss is largest.
+    pub worst_view: u32,
+    /// The pose (index into the poses given) where holes plus loss is largest.
+    pub worst_pose: u32,
+}
+
+/// One view of one pose: the two masks, for a picture of the check.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SilhouetteImage {
+    /// Width and height in pixels ([`SILHOUETTE_SIZE`]).
+    pub size: u32,
+    /// The source's mask, row by row from the top: 255 covered, 0 empty.
+    pub original: Vec<u8>,
+    /// The level's mask, framed the same way.
+    pub candidate: Vec<u8>,
+}
+
+/// Compares `chain`'s level `level` with `source` over every view of every pose (source-vertex
+/// positions, one array per pose; the reference positions if `poses` is empty).
+/// Panics if `level` is out of range or a pose is shorter than the source.
+pub fn check_silhouettes(
+    source: &LodSource,
+    chain: &LodChain,
+    level: usize,
+    poses: &[Vec<Vec3>],
+) -> SilhouetteReport {
+    let reference = [source.positions.clone()];
+    let poses = if poses.is_empty() {
+        &reference[..]
+    } else {
+        poses
+    };
+    let per_view: Vec<(f32, f32, u32, u32)> = poses
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(p, pose)| {
+            let lod = level_positions(chain, level, pose);
+            (0..SILHOUETTE_VIEWS).map(move |view| {
+                let image = render_pair(source, chain, level, pose, &lod, view);
+                let (holes, loss) = compare(&image);
+                (holes, loss, view, p as u32)
+            })
+        })
+        .collect();
+    let mut report = SilhouetteReport::default();
+    let mut worst = -1.0;
+    for (holes, loss, view, pose) in per_view {
+        report.holes_pct = report.holes_pct.max(holes);
+        report.loss_pct = report.loss_pct.max(loss);
+        if holes + loss > worst {
+            worst = holes + loss;
+            (report.worst_view, report.worst_pose) = (view, pose);
+        }
+    }
+    report
+}
+
+/// The masks of `source` and `chain`'s level `level` in `pose` seen from view `view`.
+/// Panics if `level` or `view` is out of range.
+pub fn silhouette_image(
+    source: &LodSource,
+    chain: &LodChain,
+    level: usize,
+    pose: &[Vec3],
+    view: u32,
+) -> SilhouetteImage {
+    assert!(view < SILHOUETTE_VIEWS, "view {view} of {SILHOUETTE_VIEWS}");
+    let lod = level_positions(chain, level, pose);
+    render_pair(source, chain, level, pose, &lod, view)
+}
+
+/// Holes and loss in % for one pair of masks.
+pub(crate) fn compare(image: &SilhouetteImage) -> (f32, f32) {
+    let size = image.size as usize;
+    let inside = filled(&image.candidate, size);
+    let near = dilated(&image.original, size, LOSS_DISTANCE_PX);
+    let (mut original, mut holes, mut candidate, mut loss) = (0u32, 0u32, 0u32, 0u32);
+    for i in 0..size * size {
+        let (o, c) = (image.original[i] != 0, image.candidate[i] != 0);
+        original += u32::from(o);
+        candidate += u32::from(c);
+        holes += u32::from(o && inside[i] && !c);
+        loss += u32::from(c && !near[i]);
+    }
+    let pct = |n: u32, of: u32| {
+        if of == 0 {
+            0.0
+        } else {
+            100.0 * n as f32 / of as f32
+        }
+    };
+    (pct(holes, original), pct(loss, candidate))
+}
+
+/// `mask` with every empty region that does not reach the border filled (4-connected).
+fn filled(mask: &[u8], size: usize) -> Vec<bool> {
+    let mut outside = vec![false; size * size];
+    let mut stack: Vec<usize> = Vec::new();
+    for k in 0..size {
+        for i in [k, (size - 1) * size + k, k * size, k * size + size - 1] {
+            if mask[i] == 0 && !outside[i] {
+                outside[i] = true;
+                stack.push(i);
+            }
+        }
+    }
+    while let Some(i) = stack.pop() {
+        let (x, y) = (i % size, i / size);
+        let mut visit = |j: usize| {
+            if mask[j] == 0 && !outside[j] {
+                outside[j] = true;
+                stack.push(j);
+            }
+        };
+        if x > 0 {
+            visit(i - 1);
+        }
+        if x + 1 < size {
+            visit(i + 1);
+        }
+        if y > 0 {
+            visit(i - size);
+        }
+        if y + 1 < size {
+            visit(i + size);
+        }
+    }
+    outside.iter().map(|o| !o).collect()
+}
+
+/// Pixels within `radius` (Euclidean) of a covered pixel of `mask`.
+fn dilated(mask: &[u8], size: usize, radius: i32) -> Vec<bool> {
+    let mut out = vec![false; size * size];
+    let offsets: Vec<(i32, i32)> = (-radius..=radius)
+        .flat_map(|dy| (-radius..=radius).map(move |dx| (dx, dy)))
+        .filter(|(dx, dy)| dx * dx + dy * dy <= radius * radius)
+        .collect();
+    let n = size as i32;
+    for y in 0..n {
+        for x in 0..n {
+            if mask[(y * n + x) as usize] == 0 {
+                continue;
+            }
+            for (dx, dy) in &offsets {
+                let (u, v) = (x + dx, y + dy);
+                if u >= 0 && v >= 0 && u < n && v < n {
+                    out[(v * n + u) as usize] = true;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// View `view`'s direction (where the camera looks), a Fibonacci spiral over the sphere.
+pub(crate) fn view_direction(view: u32) -> Vec3 {
+    let n = SILHOUETTE_VIEWS as f32;
+    let y = 1.0 - 2.0 * (view as f32 + 0.5) / n;
+    let r = (1.0 - y * y).max(0.0).sqrt();
+    let golden = std::f32::consts::PI * (3.0 - 5f32.sqrt());
+    let a = golden * view as f32;
+    Vec3::new(r * a.cos(), y, r * a.sin())
+}
+
+/// Screen axes (right, up) of a camera looking along `dir`: right x up points at the camera.
+fn screen_axes(dir: Vec3) -> (Vec3, Vec3) {
+    let reference = if dir.y.abs() > 0.99 { Vec3::Z } else { Vec3::Y };
+    let toward = -dir;
+    let right = reference.cross(toward).normalize();
+    (right, toward.cross(right))
+}
+
+/// Whether a triangle whose corners land at `a b c` on screen (y up) faces the camera in
+/// Godot's convention: front faces wind clockwise as seen (Godot's `ArrayMesh` rule, which its
+/// glTF importer meets by reversing glTF's counter-clockwise order).
+pub(crate) fn front_facing(a: Vec2, b: Vec2, c: Vec2) -> bool {
+    (b - a).perp_dot(c - a) < 0.0
+}
+
+/// Both masks of one view; the frame comes from the source's projected bounds.
+fn render_pair(
+    source: &LodSource,
+    chain: &LodChain,
+    level: usize,
+    pose: &[Vec3],
+    lod: &[Vec3],
+    view: u32,
+) -> SilhouetteImage {
+    let (right, up) = screen_axes(view_direction(view));
+    let project = |p: Vec3| Vec2::new(p.dot(right), p.dot(up));
+    let src2: Vec<Vec2> = pose.iter().map(|&p| project(p)).collect();
+    let lod2: Vec<Vec2> = lod.iter().map(|&p| project(p)).collect();
+    let (mut lo, mut hi) = (Vec2::splat(f32::MAX), Vec2::splat(f32::MIN));
+    for s in &source.surfaces {
+        for &v in &s.indices {
+            lo = lo.min(src2[v as usize]);
+            hi = hi.max(src2[v as usize]);
+        }
+    }
+    let size = SILHOUETTE_SIZE as f32;
+    let extent = (hi - lo).max_element().max(f32::MIN_POSITIVE);
+    let scale = (size - 2.0 * MARGIN_PX) / extent;
+    let centre = (lo + hi) * 0.5;
+    let to_pixels = |p: Vec2| {
+        let q = (p - centre) * scale;
+        Vec2::new(size * 0.5 + q.x, size * 0.5 - q.y)
+    };
+    let mut original = vec![0u8; (SILHOUETTE_SIZE * SILHOUETTE_SIZE) as usize];
+    for s in &source.surfaces {
+        for t in s.indices.chunks_exact(3) {
+            let p = [0, 1, 2].map(|k| src2[t[k] as usize]);
+            if s.double_sided || front_facing(p[0], p[1], p[2]) {
+                fill_triangle(&mut original, p.map(to_pixels));
+            }
+        }
+    }
+    let mut candidate = vec![0u8; original.len()];
+    for s in &chain.levels[level].surfaces {
+        let double_sided = source
+            .surfaces
+            .get(s.source_surface as usize)
+            .is_some_and(|s| s.double_sided);
+        for t in s.indices.chunks_exact(3) {
+            let p = [0, 1, 2].map(|k| lod2[t[k] as usize]);
+            if double_sided || front_facing(p[0], p[1], p[2]) {
+                fill_triangle(&mut candidate, p.map(to_pixels));
+            }
+        }
+    }
+    SilhouetteImage {
+        size: SILHOUETTE_SIZE,
+        original,
+        candidate,
+    }
+}
+
+/// Sets every pixel whose centre lies in triangle `p` (pixel coordinates, either winding).
+fn fill_triangle(mask: &mut [u8], p: [Vec2; 3]) {
+    let area = (p[1] - p[0]).perp_dot(p[2] - p[0]);
+    if area == 0.0 || !area.is_finite() {
+        return;
+    }
+    let size = SILHOUETTE_SIZE as i32;
+    let lo = p[0].min(p[1]).min(p[2]);
+    let hi = p[0].max(p[1]).max(p[2]);
+    let x0 = (lo.x - 0.5).ceil().max(0.0) as i32;
+    let y0 = (lo.y - 0.5).ceil().max(0.0) as i32;
+    let x1 = ((hi.x - 0.5).floor() as i32).min(size - 1);
+    let y1 = ((hi.y - 0.5).floor() as i32).min(size - 1);
+    let sign = area.signum();
+    for y in y0..=y1 {
+        for x in x0..=x1 {
+            let c = Vec2::new(x as f32 + 0.5, y as f32 + 0.5);
+            let inside = (0..3).all(|k| {
+                let (a, b) = (p[k], p[(k + 1) % 3]);
+                (b - a).perp_dot(c - a) * sign >= 0.0
+            });
+            if inside {
+                mask[(y * size + x) as usize] = 255;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "silhouette_tests.rs"]
+mod tests;

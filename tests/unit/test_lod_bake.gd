@@ -1,0 +1,303 @@
+# The LOD chain a bake builds, on the generated soldier and every character in res://assets_local/
+# (a file added there is tested with no code change). Each character is baked twice: with LODs
+# (the default) and with lod_enabled = false, the unchanged path, which is the ground truth for
+# every VAT column (a source vertex, or a weighted sum of three).
+extends VatTest
+
+## LOD1's share of LOD0's triangles.
+const LOD1_MIN := 0.45
+const LOD1_MAX := 0.60
+## Largest error of a stored column against the weighted sum of the full bake's vertices, as a
+## share of the bounds' diagonal (half precision quantises each to 2^-12 of the extent per axis).
+const COLUMN_TOLERANCE := 2e-3
+## Frame-column pairs compared per character at most (every frame when the VAT is smaller).
+const MAX_COMPARED := 400000
+
+var _bakes := {}
+
+
+## The generated soldier and every character in res://assets_local/.
+func _characters() -> Array:
+	var out := ["soldier"]
+	for f in DirAccess.get_files_at("res://assets_local"):
+		if f.get_extension().to_lower() in ["glb", "gltf"]:
+			out.append(f)
+	return out
+
+
+func cases_chain_is_built_and_smaller() -> Array:
+	return _characters()
+
+
+func cases_lod1_shares_lod0() -> Array:
+	return _characters()
+
+
+func cases_lod2_is_closed_and_bound() -> Array:
+	return _characters()
+
+
+func cases_column_decodes_as_its_sources() -> Array:
+	return _characters()
+
+
+func cases_switch_distances() -> Array:
+	return _characters()
+
+
+func _scene(case: String) -> PackedScene:
+	if case == "soldier":
+		return load("res://generated/soldier.tscn")
+	return load("res://assets_local/".path_join(case))
+
+
+## [with LODs, without], baked once per character. A character with fewer than four times the
+## default LOD2 target's triangles gets a quarter of its triangles as its target.
+func _pair(case: String) -> Array:
+	if not _bakes.has(case):
+		var off := VertexAnimation.new()
+		off.source_scene = _scene(case)
+		off.lod_enabled = false
+		check_eq(off.bake(), OK, "%s bakes without LODs" % case)
+		var triangles := 0
+		for s in off.mesh.get_surface_count():
+			triangles += off.mesh.surface_get_array_index_len(s) / 3
+		var on := VertexAnimation.new()
+		on.source_scene = off.source_scene
+		on.lod2_triangles = mini(on.lod2_triangles, maxi(8, triangles / 4))
+		check_eq(on.bake(), OK, "%s bakes with LODs" % case)
+		_bakes[case] = [on, off]
+	return _bakes[case]
+
+
+## False, after a skip naming the reason, when the core could not build `case`'s chain or
+## dropped level `built` (the reasons are in the stats' lod_notes): those are the LOD tools'
+## limits on this character, reported here so they stay visible.
+func _has_level(case: String, stats: Dictionary, built: int) -> bool:
+	if not _level(stats, built).is_empty():
+		return true
+	var notes: PackedStringArray = stats["lod_notes"]
+	if notes.is_empty():
+		fail("%s has no LOD%d and no note saying why" % [case, built])
+	else:
+		skip("%s has no LOD%d: %s" % [case, built, "; ".join(notes)])
+	return false
+
+
+## The level's columns per vertex (from the column channel), all surfaces, with each surface's
+## indices rewritten to columns.
+func _columns_and_triangles(va: VertexAnimation, level: int) -> Dictionary:
+	var mesh := va.get_lod_mesh(level)
+	var channel := Mesh.ARRAY_CUSTOM0 + va.column_channel
+	var columns := PackedInt32Array()
+	var uvs := PackedVector2Array()
+	var tris := PackedInt32Array()
+	for s in mesh.get_surface_count():
+		var arrays := mesh.surface_get_arrays(s)
+		var col: PackedFloat32Array = arrays[channel]
+		var uv = arrays[Mesh.ARRAY_TEX_UV]
+		for i in col.size():
+			columns.append(int(col[i]))
+			uvs.append(uv[i] if uv != null else Vector2.ZERO)
+		for i in arrays[Mesh.ARRAY_INDEX]:
+			tris.append(int(col[i]))
+	return {"columns": columns, "uvs": uvs, "triangles": tris}
+
+
+func _level(stats: Dictionary, built: int) -> Dictionary:
+	for l: Dictionary in stats["lods"]:
+		if l["built_level"] == built:
+			return l
+	return {}
+
+
+func test_each_chain_is_built_and_smaller(case) -> void:
+	var pair := _pair(case)
+	var on: VertexAnimation = pair[0]
+	var off: VertexAnimation = pair[1]
+	var stats := on.get_bake_stats()
+	if not _has_level(case, stats, 0):
+		return
+	var lod0 := _level(stats, 0)
+	check_eq(stats["source_vertices"], off.vertex_count, "source vertices are the full bake's")
+	check(lod0["vertices"] < off.vertex_count, "%s LOD0 has fewer vertices (%d) than the source (%d)" % [case, lod0["vertices"], off.vertex_count])
+	check(stats["vat_bytes_after"] < stats["vat_bytes_before"], "%s VAT bytes drop (%d -> %d)" % [case, stats["vat_bytes_before"], stats["vat_bytes_after"]])
+	check_eq(stats["vat_bytes_before"], off.get_bake_stats()["bytes"], "bytes before are the full bake's")
+	check_eq(on.vertex_count * 6, stats["lod_column_sources"].size(), "vertex_count is the column count")
+	check_eq(on.get_lod_count(), stats["lods"].size(), "one mesh per kept level")
+	for l: Dictionary in stats["lods"]:
+		check(l["holes_pct"] <= 1.0, "%s LOD%d holes %.2f%% <= 1%%" % [case, l["built_level"], l["holes_pct"]])
+		check(l["loss_pct"] <= 6.0, "%s LOD%d loss %.2f%% <= 6%%" % [case, l["built_level"], l["loss_pct"]])
+		var m := on.get_lod_mesh(l["level"])
+		var tris := 0
+		for s in m.get_surface_count():
+			tris += m.surface_get_array_index_len(s) / 3
+		check_eq(tris, l["triangles"], "LOD%d mesh has the reported triangles" % l["built_level"])
+	check(stats["lod_ms"] > 0.0, "the LOD build time is reported")
+
+
+func test_each_lod1_shares_lod0(case) -> void:
+	var on: VertexAnimation = _pair(case)[0]
+	var stats := on.get_bake_stats()
+	if not _has_level(case, stats, 0) or not _has_level(case, stats, 1):
+		return
+	var lod0 := _level(stats, 0)
+	var lod1 := _level(stats, 1)
+	var share := float(lod1["triangles"]) / float(lod0["triangles"])
+	check(share >= LOD1_MIN and share <= LOD1_MAX, "%s LOD1 has %.1f%% of LOD0's triangles" % [case, share * 100.0])
+	var a := _columns_and_triangles(on, lod0["level"])
+	var b := _columns_and_triangles(on, lod1["level"])
+	var uv_of := {}
+	for i in a["columns"].size():
+		uv_of[Vector3i(a["columns"][i], 0, 0)] = true
+		uv_of[[a["columns"][i], a["uvs"][i]]] = true
+	var foreign := 0
+	var new_uv := 0
+	for i in b["columns"].size():
+		if not uv_of.has(Vector3i(b["columns"][i], 0, 0)):
+			foreign += 1
+		elif not uv_of.has([b["columns"][i], b["uvs"][i]]):
+			new_uv += 1
+	check_eq(foreign, 0, "%s: every LOD1 column is a LOD0 column" % case)
+	check_eq(new_uv, 0, "%s: every LOD1 vertex has a LOD0 vertex's column and UV" % case)
+
+
+func test_each_lod2_is_closed_and_bound(case) -> void:
+	var on: VertexAnimation = _pair(case)[0]
+	var stats := on.get_bake_stats()
+	if not _has_level(case, stats, 2):
+		return
+	var lod2 := _level(stats, 2)
+	check(lod2["triangles"] <= on.lod2_triangles, "%s LOD2 has %d triangles, within its target %d" % [case, lod2["triangles"], on.lod2_triangles])
+	var t: PackedInt32Array = _columns_and_triangles(on, lod2["level"])["triangles"]
+	# Closed and manifold: every directed edge once, and its reverse once (by column: LOD2's
+	# vertices each have their own bound column).
+	var edges := {}
+	var repeated := 0
+	for i in range(0, t.size(), 3):
+		for k in 3:
+			var e := Vector2i(t[i + k], t[i + (k + 1) % 3])
+			if edges.has(e):
+				repeated += 1
+			edges[e] = true
+	var open := 0
+	for e: Vector2i in edges:
+		if not edges.has(Vector2i(e.y, e.x)):
+			open += 1
+	check_eq(repeated, 0, "%s LOD2: no edge used twice the same way" % case)
+	check_eq(open, 0, "%s LOD2: every edge has its opposite (closed)" % case)
+	var src: PackedFloat32Array = stats["lod_column_sources"]
+	var bad := 0
+	for c in _columns_and_triangles(on, lod2["level"])["columns"]:
+		var w := Vector3(src[c * 6 + 3], src[c * 6 + 4], src[c * 6 + 5])
+		if w.x < 0.0 or w.y < 0.0 or w.z < 0.0 or absf(w.x + w.y + w.z - 1.0) > 1e-4:
+			bad += 1
+	check_eq(bad, 0, "%s: every LOD2 vertex is bound (weights >= 0 summing to 1)" % case)
+
+
+func test_each_column_decodes_as_its_sources(case) -> void:
+	var pair := _pair(case)
+	var on: VertexAnimation = pair[0]
+	var off: VertexAnimation = pair[1]
+	if not _has_level(case, on.get_bake_stats(), 0):
+		return
+	var src: PackedFloat32Array = on.get_bake_stats()["lod_column_sources"]
+	var diag := off.bounds.size.length()
+	var columns := on.vertex_count
+	var step := maxi(1, on.frame_count * columns / MAX_COMPARED)
+	var worst := 0.0
+	var compared := 0
+	for clip in on.get_clip_count():
+		for f in range(0, on.get_clip_frame_count(clip), step):
+			var got := on.decode_frame(clip, f)
+			var full := off.decode_frame(clip, f)
+			for c in columns:
+				var want: Vector3 = full[int(src[c * 6])] * src[c * 6 + 3] \
+					+ full[int(src[c * 6 + 1])] * src[c * 6 + 4] \
+					+ full[int(src[c * 6 + 2])] * src[c * 6 + 5]
+				worst = maxf(worst, got[c].distance_to(want))
+			compared += 1
+	check(compared > 0, "frames were compared")
+	check(worst <= COLUMN_TOLERANCE * diag, "%s: every column equals its weighted sources within %.1e of the diagonal (worst %.2e) over %d frames" % [case, COLUMN_TOLERANCE, worst / diag, compared])
+
+
+func test_each_switch_distances(case) -> void:
+	var on: VertexAnimation = _pair(case)[0]
+	if not _has_level(case, on.get_bake_stats(), 1):
+		return
+	var want := [93.3, 167.9]
+	for height in [720, 1440, 2160]:
+		var d := on.get_lod_switch_distances(30.0, height)
+		check_eq(d.size(), on.get_lod_count() - 1, "one distance per level past LOD0")
+		for i in mini(d.size(), 2):
+			check_near(d[i], want[i], 0.5, "%s LOD%d starts at %.1f m at %d px" % [case, i + 1, want[i], height])
+
+
+## The smallest character, baked once, for the bad-input tests.
+func _small() -> VertexAnimation:
+	var va := VertexAnimation.new()
+	va.source_scene = load("res://generated/soldier.tscn")
+	va.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
+	check_eq(va.bake(), OK, "the soldier's body bakes")
+	return va
+
+
+func _refused(va: VertexAnimation, what: String) -> void:
+	var mesh := va.mesh
+	var columns := va.vertex_count
+	var lods := va.get_lod_count()
+	check_eq(va.bake(), FAILED, "%s is refused" % what)
+	check(va.mesh == mesh, "%s keeps the previous mesh" % what)
+	check_eq(va.vertex_count, columns, "%s keeps the previous VAT" % what)
+	check_eq(va.get_lod_count(), lods, "%s keeps the previous LODs" % what)
+
+
+func test_lod_target_above_the_source_bakes_without_lods_and_says_so() -> void:
+	var va := _small()
+	va.lod2_triangles = 1000000
+	check_eq(va.bake(), OK, "a character smaller than the LOD2 target still bakes")
+	check_eq(va.get_lod_count(), 1, "without LOD meshes")
+	check_eq(va.vertex_count, va.get_bake_stats()["source_vertices"], "over every source vertex")
+	var notes: PackedStringArray = va.get_bake_stats()["lod_notes"]
+	check(notes.size() == 1 and notes[0].contains("lod2_triangles"), "and the stats say why: %s" % notes)
+
+
+func test_voxel_size_that_empties_the_remesh_is_refused() -> void:
+	var va := _small()
+	va.lod_voxel_size = 1000.0
+	_refused(va, "a voxel size larger than the character")
+
+
+func test_character_without_triangles_is_refused() -> void:
+	var va := _small()
+	var root := Node3D.new()
+	root.name = "Lines"
+	var mi := MeshInstance3D.new()
+	mi.name = "Mesh"
+	var lines := ArrayMesh.new()
+	var arrays := []
+	arrays.resize(Mesh.ARRAY_MAX)
+	arrays[Mesh.ARRAY_VERTEX] = PackedVector3Array([Vector3.ZERO, Vector3.UP, Vector3.RIGHT, Vector3.ONE])
+	lines.add_surface_from_arrays(Mesh.PRIMITIVE_LINES, arrays)
+	mi.mesh = lines
+	root.add_child(mi)
+	mi.owner = root
+	var player := AnimationPlayer.new()
+	player.name = "AnimationPlayer"
+	var lib := AnimationLibrary.new()
+	var anim := Animation.new()
+	anim.length = 1.0
+	var track := anim.add_track(Animation.TYPE_POSITION_3D)
+	anim.track_set_path(track, NodePath("Mesh"))
+	anim.position_track_insert_key(track, 0.0, Vector3.ZERO)
+	anim.position_track_insert_key(track, 1.0, Vector3.UP)
+	lib.add_animation("move", anim)
+	player.add_animation_library("", lib)
+	root.add_child(player)
+	player.owner = root
+	var scene := PackedScene.new()
+	scene.pack(root)
+	root.free()
+	va.source_scene = scene
+	va.meshes = [] as Array[NodePath]
+	_refused(va, "a character with no triangles")
