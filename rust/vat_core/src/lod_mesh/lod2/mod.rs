@@ -17,6 +17,11 @@
 //!    follows the animation with no bones and the shader needs nothing special. Triangles wind
 //!    like the source's (clockwise fronts for Godot).
 //!
+//! Known limit: parts closer than about two voxels in the reference pose (a hand at the thigh,
+//! a head on a thin neck) merge in the shell, and the triangles joining them stretch into webs
+//! when the parts move apart, which the silhouette check reports as loss. A finer voxel size
+//! narrows the webs at some build time.
+//!
 //! Texture: a LOD2 vertex interpolates the bound triangle's UVs, so a LOD2 triangle whose
 //! vertices bind into different UV charts smears the texture across the seam
 //! ([`Lod2Stats::seam_crossing_triangles`] counts them). The better fix is a texture of LOD2's
