@@ -88,7 +88,11 @@ fn real_characters() {
              texture check), {} columns",
             welded.level.vertices.len(),
             welded.all_seams_welded,
-            welded.level.vertices.len() - welded.all_seams_welded,
+            welded
+                .level
+                .vertices
+                .len()
+                .saturating_sub(welded.all_seams_welded),
             welded.columns.len()
         );
         let start = Instant::now();

@@ -391,8 +391,12 @@ fn build_level(
     for (s, surface) in source.surfaces.iter().enumerate() {
         let mut indices = Vec::with_capacity(surface.indices.len());
         for tri in surface.indices.chunks_exact(3) {
-            let t = [tri[0], tri[1], tri[2]].map(|v| {
-                let r = uv_rep[v as usize];
+            let reps = [tri[0], tri[1], tri[2]].map(|v| uv_rep[v as usize]);
+            // A triangle the weld collapses is dropped before it makes a vertex or a column.
+            if reps[0] == reps[1] || reps[1] == reps[2] || reps[0] == reps[2] {
+                continue;
+            }
+            let t = reps.map(|r| {
                 *vertex_of.entry((s as u32, r)).or_insert_with(|| {
                     let seed = clusters[r as usize];
                     let next = out.columns.len() as u32;
@@ -411,9 +415,7 @@ fn build_level(
                     out.level.vertices.len() as u32 - 1
                 })
             });
-            if t[0] != t[1] && t[1] != t[2] && t[0] != t[2] {
-                indices.extend_from_slice(&t);
-            }
+            indices.extend_from_slice(&t);
         }
         if !indices.is_empty() {
             out.level.surfaces.push(LodSurface {

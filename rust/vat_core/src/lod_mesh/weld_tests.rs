@@ -184,3 +184,21 @@ fn bilinear_sampling_repeats() {
     // Between the last and the first texel the sample wraps.
     assert_eq!(sample(&tex, Vec2::new(0.0, 0.5))[0], 120.0);
 }
+
+#[test]
+fn a_collapsed_triangle_leaves_no_vertex_or_column_behind() {
+    let mut b = Builder::default();
+    let a = b.vertex(Vec3::ZERO, Vec3::Z, Vec2::ZERO, 0);
+    let a2 = b.vertex(Vec3::new(1e-7, 0.0, 0.0), Vec3::Z, Vec2::ZERO, 0);
+    let lonely = b.vertex(Vec3::new(5.0, 5.0, 0.0), Vec3::Z, Vec2::ZERO, 0);
+    let x = b.vertex(Vec3::X, Vec3::Z, Vec2::ZERO, 0);
+    let y = b.vertex(Vec3::Y, Vec3::Z, Vec2::ZERO, 0);
+    b.triangle(0, a, x, y);
+    // Collapses onto a point and an edge: only `lonely` is new, and it must not survive.
+    b.triangle(0, a, a2, lonely);
+    b.source.textures = vec![Vec::new()];
+    let w = weld_default(&b.source);
+    assert_eq!(w.level.triangle_count(), 1);
+    assert_eq!(w.level.vertices.len(), 3);
+    assert_eq!(w.columns.len(), 3);
+}
