@@ -437,6 +437,28 @@ fn check_vat_size(animation: &Gd<VertexAnimation>, max_texture_size: u32) -> Res
     Ok(())
 }
 
+/// For each surface of a level's mesh, the LOD0 surface it draws as (a level leaves out source
+/// surfaces that lost every triangle, so indices differ): the one with the same material, else
+/// the same name, else the same index.
+fn lod0_surface_of(
+    lod0: &Gd<godot::classes::ArrayMesh>,
+    mesh: &Gd<godot::classes::ArrayMesh>,
+) -> Vec<usize> {
+    let n0 = lod0.get_surface_count();
+    (0..mesh.get_surface_count())
+        .map(|s| {
+            let material = mesh.surface_get_material(s);
+            let name = mesh.surface_get_name(s);
+            let by_material = material
+                .as_ref()
+                .and_then(|m| (0..n0).find(|&j| lod0.surface_get_material(j).as_ref() == Some(m)));
+            let by_name =
+                || (0..n0).find(|&j| !name.is_empty() && lod0.surface_get_name(j) == name);
+            by_material.or_else(by_name).unwrap_or(s.min(n0 - 1).max(0)) as usize
+        })
+        .collect()
+}
+
 impl ModelGpu {
     fn new(
         owner: &mut Gd<Node3D>,
@@ -466,6 +488,14 @@ impl ModelGpu {
                     .bind()
                     .get_lod_mesh(level)
                     .ok_or_else(|| format!("LOD {level} has no mesh"))?;
+                let lod0 = animation.bind().get_lod_mesh(0);
+                let materials = match (&lod0, level) {
+                    (Some(lod0), 1..) => lod0_surface_of(lod0, &mesh)
+                        .into_iter()
+                        .filter_map(|j| materials.get(j).cloned())
+                        .collect(),
+                    _ => materials,
+                };
                 slots.push(Slot::new(
                     owner,
                     &mesh,

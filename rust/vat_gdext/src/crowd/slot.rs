@@ -56,8 +56,7 @@ impl Slot {
         let mut mesh: Gd<ArrayMesh> = mesh.duplicate_resource();
         let mut vertices = 0i64;
         for s in 0..mesh.get_surface_count() {
-            // A level's mesh has the surfaces of LOD0 (maybe fewer): surface s takes LOD0's
-            // material s.
+            // `materials` is in this mesh's surface order (see gpu::lod0_surface_of).
             if let Some(m) = materials.get(s as usize).or(materials.last()) {
                 mesh.surface_set_material(s, m);
             }
