@@ -88,13 +88,15 @@ func stage(cam_pos: Vector3, look_at: Vector3, shadows := false) -> void:
 
 
 ## The generated soldier's Body mesh (res://generated/soldier.tscn, Skeleton/Body) baked at
-## `precision` (0 half, 1 float): baked once per test script and shared by its tests.
+## `precision` (0 half, 1 float), with one level (`lod_enabled` off: tests that want levels give
+## it `lod_meshes` or bake their own): baked once per test script and shared by its tests.
 func soldier_body(precision := 0) -> VertexAnimation:
 	if not _soldier_bodies.has(precision):
 		var va := VertexAnimation.new()
 		va.source_scene = load("res://generated/soldier.tscn")
 		va.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
 		va.precision = precision
+		va.lod_enabled = false
 		va.bake()
 		_soldier_bodies[precision] = va
 	return _soldier_bodies[precision]
