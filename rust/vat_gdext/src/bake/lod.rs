@@ -120,12 +120,13 @@ pub fn bake_lod(
     let triangles: usize = source.surfaces.iter().map(|s| s.indices.len() / 3).sum();
     check_settings(settings, triangles, vat.bounds.size().max_element())?;
     if settings.lod2_triangles as usize >= triangles {
-        // A character this small gains nothing from LODs; the defaults must still bake it.
+        // A character this small gains nothing from LODs; the defaults must still bake it, and
+        // nothing went wrong, so this is a note (also in the stats' `lod_notes`), not a warning.
         let why = format!(
             "'{owner}' has {triangles} triangles, not more than lod2_triangles ({}): baked without LOD meshes",
             settings.lod2_triangles
         );
-        godot_warn!("vat_crowd: {why}");
+        godot_print!("vat_crowd: {why}");
         return Ok(Err(why));
     }
     source.textures = lod_source::surface_images(character, variations);
