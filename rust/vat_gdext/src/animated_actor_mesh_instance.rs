@@ -12,7 +12,7 @@ use vat_core::validate;
 
 use crate::convert;
 use crate::crowd::frame_api::accessors;
-use crate::crowd::gpu::{crowd_camera, report_once, CrowdGpu};
+use crate::crowd::gpu::{report_once, CrowdGpu};
 use crate::crowd::guard::main_thread_only;
 use crate::crowd::looks::PlacedBounds;
 use crate::editor;

@@ -1,5 +1,5 @@
 //! The culling and LOD API both crowd nodes share: [`frame_api!`] expands, for one node class,
-//! the per-frame counts and the request that feeds the crowd frame (the property accessors must
+//! the per-frame counts, the billboard camera and the request that feeds the crowd frame (the property accessors must
 //! be in each class's primary `#[godot_api]` block, so they are written there, each one line
 //! over [`accessors`] helpers). The class must have the fields `culling`, `culling_camera`, `lod_bias`, `max_lod`,
 //! `force_lod`, `shadow_lod`, `lod_debug_colors`, `lod_interpolate`, `cast_shadow`, `billboard`,
@@ -48,6 +48,19 @@ macro_rules! frame_api {
         }
 
         impl $class {
+            /// Points the shader's billboard at the current camera (in this node's space), or
+            /// turns it off.
+            pub(crate) fn update_billboard(&mut self) {
+                let camera = if self.billboard {
+                    $crate::crowd::gpu::crowd_camera(&self.base())
+                } else {
+                    None
+                };
+                if let Some(gpu) = &mut self.gpu {
+                    gpu.set_billboard(camera);
+                }
+            }
+
             /// The crowd frame's inputs for `actors` actor records of `stride` floats: the culling
             /// camera's view (none outside the tree or without a camera), the properties.
             pub(crate) fn frame_request(

@@ -22,18 +22,6 @@ pub(super) fn play(inst: &mut Instance, now: f64, p: Playing) {
 }
 
 impl AnimatedMeshInstance {
-    /// Points the shader's billboard at the current camera (in this node's space), or turns it off.
-    pub(super) fn update_billboard(&mut self) {
-        let camera = if self.billboard {
-            crowd_camera(&self.base())
-        } else {
-            None
-        };
-        if let Some(gpu) = &mut self.gpu {
-            gpu.set_billboard(camera);
-        }
-    }
-
     /// Runs the crowd frame again if the camera, the node or a culling or LOD property changed
     /// since it last ran.
     pub(super) fn refresh_frame(&mut self) {
