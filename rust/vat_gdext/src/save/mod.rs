@@ -84,17 +84,14 @@ pub fn save_atomic(resource: &Gd<Resource>, path: &str) -> Result<(), (Error, St
             format!("could not write '{path}' ({err:?}); it was left untouched"),
         ));
     }
-    let uid = if old_uid == NO_UID {
-        ResourceLoader::singleton().get_resource_uid(tmp.as_str())
-    } else {
-        if !keep_uid(&tmp, &abs_tmp.to_string(), old_uid) {
-            godot_warn!(
-                "vat_crowd: saving '{path}' gave it a new UID; scenes that reference it by its \
-                 old UID fall back to its path"
-            );
-        }
-        ResourceLoader::singleton().get_resource_uid(tmp.as_str())
-    };
+    if old_uid != NO_UID && !keep_uid(&tmp, &abs_tmp.to_string(), old_uid) {
+        godot_warn!(
+            "vat_crowd: saving '{path}' gave it a new UID; scenes that reference it by its old \
+             UID fall back to its path"
+        );
+    }
+    // The file's UID: the kept one, or the one Godot gave a file saved for the first time.
+    let uid = ResourceLoader::singleton().get_resource_uid(tmp.as_str());
     let abs = settings.globalize_path(path);
     let err = DirAccess::rename_absolute(&abs_tmp, &abs);
     if err != Error::OK {
