@@ -190,6 +190,9 @@ impl FinishTracker {
             for i in first..end {
                 let clip = clips.map_or(0, |c| c[i]);
                 let start = starts.map_or(0.0, |s| s[i]);
+                if clip == old_clips[i] && start.to_bits() == old_starts[i].to_bits() {
+                    continue;
+                }
                 (old_clips[i], old_starts[i]) = (clip, start);
                 self.set_one(i, clip as u32, f64::from(start), 1.0);
             }

@@ -23,6 +23,7 @@ use rayon::prelude::*;
 
 use crate::bounds::Bounds;
 use crate::crowd_bulk::PARALLEL_MIN_ITEMS;
+use crate::crowd_frame_fast::{simple_actor, Cull, FastFrame};
 use crate::half::unpack_half2;
 use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
 use crate::lod_distance::{pick_level, LodCurve, REFERENCE_IMAGE_HEIGHT};
@@ -288,6 +289,8 @@ pub struct CrowdFrame {
     lod_counts: Vec<u32>,
     /// Actors outside the view kept for their shadows.
     shadow_only: u32,
+    /// The fast path's tables for this run's view (see `crowd_frame_fast`).
+    fast: FastFrame,
 }
 
 impl CrowdFrame {
@@ -316,12 +319,22 @@ impl CrowdFrame {
         let levels = shape.levels().min(MAX_LEVELS);
         let top = (levels - 1).min(usize::from(settings.max_lod)) as u8;
         self.classes.resize(actors.count, CULLED);
+        // The fast path reads yaw records; full transforms always take the exact tests.
+        let fast = match view {
+            Some(v) if actors.basis_at.is_none() && settings.force_lod.is_none() => {
+                let fast = &mut self.fast;
+                fast.prepare(v, &shape.clip_bounds, shape.lod, settings.lod_bias, top)
+                    .then_some(&*fast)
+            }
+            _ => None,
+        };
         let classify = Classifier {
             actors,
             shape,
             view,
             settings,
             top,
+            fast,
         };
         let n = actors.count;
         let counts = if n >= PARALLEL_MIN_ITEMS {
@@ -426,6 +439,8 @@ struct Classifier<'a> {
     settings: &'a FrameSettings,
     /// The highest level an actor may get.
     top: u8,
+    /// The fast path's tables, when it applies to this run.
+    fast: Option<&'a FastFrame>,
 }
 
 impl Classifier<'_> {
@@ -445,6 +460,36 @@ impl Classifier<'_> {
     }
 
     fn classify(&self, i: usize, previous: u8) -> u8 {
+        self.classify_fast(i, previous)
+            .unwrap_or_else(|| self.classify_exact(i, previous))
+    }
+
+    /// The fast path (see `crowd_frame_fast`), or `None` where it cannot tell.
+    #[inline]
+    fn classify_fast(&self, i: usize, previous: u8) -> Option<u8> {
+        let fast = self.fast?;
+        let a = self.actors;
+        let p = a
+            .placements
+            .get(i * a.placement_stride..i * a.placement_stride + 4)?;
+        let st = a.states.get(i * a.state_stride..i * a.state_stride + 4)?;
+        let s = self.settings;
+        let (position, scale, clip) = simple_actor(p, st, s.time)?;
+        if s.culling {
+            match fast.cull(position, scale, clip, s.cast_shadows) {
+                Cull::Inside => {}
+                Cull::Gone => return Some(CULLED),
+                Cull::Unsure => return None,
+            }
+        }
+        if !fast.has_lod() {
+            return self.shape.lod.is_none().then_some(0);
+        }
+        let prev = (previous != CULLED).then_some(previous & !SHADOW_ONLY);
+        fast.level(position, scale, prev)
+    }
+
+    fn classify_exact(&self, i: usize, previous: u8) -> u8 {
         let s = self.settings;
         let Some(view) = self.view else {
             return s.force_lod.unwrap_or(0).min(self.top);

@@ -2,6 +2,7 @@ use glam::Vec3;
 
 use super::*;
 use crate::crowd::{pack_actor_record, pack_model_instance, yaw_basis, ActorState};
+use crate::crowd_frame_fast::FastFrame;
 use crate::lod_distance::{actor_diameter, screen_constant, DEFAULT_SWITCH_DISTANCES};
 
 /// The generated soldier's size: 0.8 x 1.8 x 0.6 m, feet at 0.
@@ -584,4 +585,123 @@ fn a_large_crowd_splits_into_tasks_with_the_same_answer() {
     let total: u32 = big.lod_counts().iter().sum();
     assert_eq!(total as usize, all.0.iter().map(Vec::len).sum::<usize>());
     assert!(total > 0 && (total as usize) < n, "some culled, some drawn");
+}
+
+/// A perspective frustum of six outward planes: camera at `eye` looking along `forward` (unit,
+/// not vertical), 30 degrees vertical field of view, 16:9, from 0.05 m to `far` m.
+fn camera_view(eye: Vec3, forward: Vec3, far: f32) -> View {
+    let right = forward.cross(Vec3::Y).normalize();
+    let up = right.cross(forward);
+    let (ty, tx) = (
+        15f32.to_radians().tan(),
+        15f32.to_radians().tan() * 16.0 / 9.0,
+    );
+    let plane = |normal: Vec3, through: Vec3| Plane {
+        normal,
+        d: normal.dot(through),
+    };
+    let planes = vec![
+        plane(-forward, eye + forward * 0.05),
+        plane(forward, eye + forward * far),
+        plane((right - forward * tx).normalize(), eye),
+        plane((-right - forward * tx).normalize(), eye),
+        plane((up - forward * ty).normalize(), eye),
+        plane((-up - forward * ty).normalize(), eye),
+    ];
+    View {
+        planes,
+        camera: eye,
+        projection: Projection::Perspective {
+            screen_constant: screen_constant(30f32.to_radians()),
+        },
+        shadow_sweeps: Vec::new(),
+    }
+}
+
+#[test]
+fn the_fast_path_decides_as_the_exact_tests_do() {
+    let mut rng = crate::skin::tests::Lcg(5);
+    let clips = [
+        soldier(),
+        Bounds {
+            min: Vec3::new(-1.5, -0.2, -0.4),
+            max: Vec3::new(0.2, 1.1, 2.5),
+        },
+        Bounds {
+            min: Vec3::new(0.5, 0.0, 0.5),
+            max: Vec3::new(1.0, 0.3, 1.0),
+        },
+    ];
+    let shape = shape(&clips, &[3, 2]);
+    let mut compared = 0;
+    for round in 0..12 {
+        let eye = Vec3::new(
+            rng.next() * 40.0 - 20.0,
+            2.0 + rng.next() * 60.0,
+            rng.next() * 40.0,
+        );
+        let yaw = rng.next() * std::f32::consts::TAU;
+        let forward = Vec3::new(yaw.sin(), -0.2 - rng.next(), yaw.cos()).normalize();
+        let mut view = camera_view(eye, forward, 150.0 + rng.next() * 300.0);
+        if round % 2 == 1 {
+            view.shadow_sweeps = vec![Vec3::new(-20.0, -30.0, 5.0), Vec3::new(3.0, -8.0, -9.0)];
+        }
+        if round % 5 == 4 {
+            view.projection = Projection::Orthographic {
+                height: 5.0 + rng.next() * 200.0,
+            };
+        }
+        let states: Vec<ActorState> = (0..4000)
+            .map(|i| {
+                let blending = i % 7 == 0;
+                ActorState {
+                    position: eye + Vec3::new(rng.next() - 0.5, 0.0, rng.next() - 0.5) * 700.0
+                        - Vec3::Y * eye.y,
+                    yaw: rng.next() * 20.0 - 10.0,
+                    scale: if i % 11 == 0 {
+                        0.3 + rng.next() * 4.0
+                    } else {
+                        1.0
+                    },
+                    clip: (rng.next() * 4.0) as u32,
+                    prev_clip: (rng.next() * 3.0) as u32,
+                    start_time: 9.0 + rng.next(),
+                    blend_time: if blending { 0.5 } else { 0.0 },
+                    ..ActorState::default()
+                }
+            })
+            .collect();
+        let (recs, stride) = records(&states, None);
+        let actors = Actors::interleaved(&recs, stride, states.len());
+        let settings = FrameSettings {
+            culling: round % 6 != 5,
+            lod_bias: if round % 3 == 2 { 0.7 } else { 0.0 },
+            cast_shadows: round % 4 != 3,
+            time: 9.6,
+            ..FrameSettings::default()
+        };
+        let top = 2;
+        let mut fast = FastFrame::default();
+        assert!(fast.prepare(&view, &shape.clip_bounds, shape.lod, settings.lod_bias, top));
+        let classify = Classifier {
+            actors: &actors,
+            shape: &shape,
+            view: Some(&view),
+            settings: &settings,
+            top,
+            fast: Some(&fast),
+        };
+        for i in 0..states.len() {
+            let previous = [CULLED, 0, 1, 2, SHADOW_ONLY | 1][i % 5];
+            if let Some(got) = classify.classify_fast(i, previous) {
+                let want = classify.classify_exact(i, previous);
+                assert_eq!(got, want, "round {round}, actor {i}: {:?}", states[i]);
+                compared += 1;
+            }
+        }
+    }
+    assert!(
+        compared > 30_000,
+        "the fast path decided {compared} of 48000 actors"
+    );
 }

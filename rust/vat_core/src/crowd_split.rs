@@ -60,30 +60,12 @@ pub fn split_records(
     let records = &records[..n * stride];
     let placements = &mut placements[..n * pf];
     let states = &mut states[..n * STATE_FLOATS];
+    // The strides are constants in each arm, so the copy-and-compare loop vectorises.
     let run = |(rec, (pl, st)): (&[f32], (&mut [f32], &mut [f32]))| {
-        let mut diff_p = 0u32;
-        let mut diff_s = 0u32;
-        for ((r, p), s) in rec
-            .chunks_exact(stride)
-            .zip(pl.chunks_exact_mut(pf))
-            .zip(st.chunks_exact_mut(STATE_FLOATS))
-        {
-            for k in 0..4 {
-                diff_p |= p[k].to_bits() ^ r[k].to_bits();
-                p[k] = r[k];
-                diff_s |= s[k].to_bits() ^ r[4 + k].to_bits();
-                s[k] = r[4 + k];
-            }
-            if full {
-                for k in 4..12 {
-                    diff_p |= p[k].to_bits() ^ r[4 + k].to_bits();
-                    p[k] = r[4 + k];
-                }
-            }
-        }
-        SplitChanges {
-            placements: diff_p != 0,
-            states: diff_s != 0,
+        if full {
+            split_chunk::<16, 12>(rec, pl, st)
+        } else {
+            split_chunk::<8, 4>(rec, pl, st)
         }
     };
     if n >= PARALLEL_MIN_ITEMS {
@@ -98,6 +80,36 @@ pub fn split_records(
             .reduce(SplitChanges::default, SplitChanges::or)
     } else {
         run((records, (placements, states)))
+    }
+}
+
+/// [`split_records`] over one run of records of `STRIDE` floats into placements of `PF` floats.
+fn split_chunk<const STRIDE: usize, const PF: usize>(
+    records: &[f32],
+    placements: &mut [f32],
+    states: &mut [f32],
+) -> SplitChanges {
+    let mut diff_p = 0u32;
+    let mut diff_s = 0u32;
+    for ((r, p), s) in records
+        .chunks_exact(STRIDE)
+        .zip(placements.chunks_exact_mut(PF))
+        .zip(states.chunks_exact_mut(STATE_FLOATS))
+    {
+        for k in 0..4 {
+            diff_p |= p[k].to_bits() ^ r[k].to_bits();
+            p[k] = r[k];
+            diff_s |= s[k].to_bits() ^ r[4 + k].to_bits();
+            s[k] = r[4 + k];
+        }
+        for k in 4..PF {
+            diff_p |= p[k].to_bits() ^ r[4 + k].to_bits();
+            p[k] = r[4 + k];
+        }
+    }
+    SplitChanges {
+        placements: diff_p != 0,
+        states: diff_s != 0,
     }
 }
 

@@ -222,8 +222,9 @@ impl CrowdGpu {
             let placements = self.placements.floats_mut_untracked();
             let states = self.states.floats_mut_untracked();
             let stride = request.stride;
-            let changes =
-                crate::workers::install(|| split_records(records, stride, n, placements, states));
+            let changes = crate::workers::install_for(n, || {
+                split_records(records, stride, n, placements, states)
+            });
             if changes.placements {
                 self.placements.mark_changed();
             }
@@ -289,7 +290,10 @@ impl CrowdGpu {
             .map(|m| m.indices.texels(m.count))
             .collect();
         let (frame, shape, view) = (&mut self.frame, &self.shape, key.0.as_ref());
-        crate::workers::install(|| frame.run(&actors, &lists, shape, view, &settings));
+        // Below the parallel threshold the frame runs here: handing it to a pool thread costs a
+        // wake-up and a context switch, milliseconds when the cores are busy rendering.
+        let items = n.max(lists.iter().map(|l| l.len()).sum());
+        crate::workers::install_for(items, || frame.run(&actors, &lists, shape, view, &settings));
         self.last_run = Some(key);
         for (m, model) in self.models.iter_mut().enumerate() {
             let levels = model.slots.len() / 2;

@@ -1,0 +1,95 @@
+//! Times one crowd frame (culling and levels over 100,000 actors carrying three models, a third
+//! of them in view) on this thread: `cargo run --release -p vat_core --example crowd_frame_timing`.
+//! A development aid, not a benchmark of a game frame (see `cargo xtask bench update`): it prints
+//! the fastest of many runs, which filters out other processes on a shared machine.
+
+use std::time::{Duration, Instant};
+
+use glam::Vec3;
+use vat_core::bounds::Bounds;
+use vat_core::crowd::{pack_actor_record, pack_model_instance, ActorState};
+use vat_core::crowd_frame::{
+    Actors, CrowdFrame, CrowdShape, FrameSettings, Plane, Projection, View,
+};
+use vat_core::lod_distance::{actor_diameter, screen_constant, LodCurve, DEFAULT_SWITCH_DISTANCES};
+
+fn main() {
+    let n = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(100_000usize);
+    let soldier = Bounds {
+        min: Vec3::new(-0.4, 0.0, -0.3),
+        max: Vec3::new(0.4, 1.8, 0.3),
+    };
+    let d = actor_diameter(&soldier, 1.0);
+    let shape = CrowdShape {
+        clip_bounds: vec![soldier; 5],
+        lod: Some((LodCurve::calibrate(d, DEFAULT_SWITCH_DISTANCES).unwrap(), d)),
+        model_levels: vec![3, 1, 1],
+    };
+    // A square grid 1.5 m apart; the camera looks straight down on the middle third.
+    let side = (n as f32).sqrt().ceil() as usize;
+    let mut records = vec![0.0f32; n * 8];
+    for i in 0..n {
+        let s = ActorState {
+            position: Vec3::new((i % side) as f32 * 1.5, 0.0, (i / side) as f32 * 1.5),
+            yaw: i as f32 * 0.37,
+            clip: (i % 5) as u32,
+            ..ActorState::default()
+        };
+        pack_actor_record(&s, None, &mut records[i * 8..i * 8 + 8]);
+    }
+    let extent = side as f32 * 1.5;
+    let half = extent * 0.5 / 3f32.sqrt();
+    let centre = Vec3::new(extent * 0.5, 0.0, extent * 0.5);
+    let planes = [Vec3::X, -Vec3::X, Vec3::Z, -Vec3::Z]
+        .iter()
+        .map(|&normal| Plane {
+            normal,
+            d: normal.dot(centre) + half,
+        })
+        .chain([
+            Plane {
+                normal: Vec3::Y,
+                d: 500.0,
+            },
+            Plane {
+                normal: -Vec3::Y,
+                d: 10.0,
+            },
+        ])
+        .collect();
+    let view = View {
+        planes,
+        camera: centre + Vec3::Y * 200.0,
+        projection: Projection::Perspective {
+            screen_constant: screen_constant(30f32.to_radians()),
+        },
+        shadow_sweeps: vec![Vec3::new(-10.0, -40.0, 5.0)],
+    };
+    let all: Vec<u32> = (0..n as u32)
+        .map(|i| u32::from_le_bytes(pack_model_instance(i, 0)))
+        .collect();
+    let shields: Vec<u32> = all
+        .iter()
+        .copied()
+        .filter(|t| (t & 0xff_ffff) % 3 != 2)
+        .collect();
+    let models: [&[u32]; 3] = [&all, &all, &shields];
+    let actors = Actors::interleaved(&records, 8, n);
+    let settings = FrameSettings::default();
+    let mut frame = CrowdFrame::new();
+    let mut best = Duration::MAX;
+    for _ in 0..400 {
+        let t = Instant::now();
+        frame.run(&actors, &models, &shape, Some(&view), &settings);
+        best = best.min(t.elapsed());
+    }
+    println!(
+        "{n} actors: fastest frame {:.3} ms; in view per level {:?}, shadow only {}",
+        best.as_secs_f64() * 1e3,
+        frame.lod_counts(),
+        frame.shadow_only_count()
+    );
+}
