@@ -7,16 +7,19 @@
 ##                     outside the timing: the best a compiled caller gets (body and sword share one buffer),
 ##   set_buffer_gd     the same, with GDScript packing the buffers from the same inputs each frame,
 ##   texture_floor     one ImageTexture.update of 16 bytes per actor, prepacked: the floor of a data texture path,
-##   vat_bulk          AnimatedActorMeshInstance: set_actors + set_actor_blends (the 2%) + set_model_actors x3
-##                     (unchanged lists) + submit,
+##   vat_bulk          AnimatedActorMeshInstance as a game drives it in bulk: actors and model lists set once, then
+##                     each frame set_actor_placements (one PackedVector4Array) + set_actor_clips and
+##                     set_actor_blends (the 2%) + submit,
+##   vat_set_actors    the same frame re-sent whole: set_actors + set_actor_blends + set_model_actors x3 (unchanged
+##                     lists) + submit,
 ##   vat_immediate     begin, add_actor + add_model per model per actor, set_actor_blend for the 2%, submit (every
 ##                     argument passed, so GDScript calls through its fast path),
 ##   vat_immediate_defaults  the same with add_model's optional arguments left out (GDScript's slow generic call),
-##   vat_all_states    vat_bulk in the frame the benchmark measured before: every actor's clip changes,
+##   vat_all_states    vat_set_actors in the frame the benchmark measured before: every actor's clip changes,
 ## with the bytes each path hands the engine per frame. A benchmark, never a timed test.
 ##
 ## Run under the real renderer (--headless turns MultiMesh calls into no-ops):
-##   godot --path tests -s res://bench/bench_update.gd -- [--quick] --out /abs/update.json
+##   godot --path tests -s res://bench/bench_update.gd -- [--quick] [--paths vat_bulk,set_buffer] [--actors 100000] --out /abs/update.json
 ##
 ## The fast paths run in 3 interleaved rounds (a slow spell of a shared machine hits each alike); the GDScript
 ## loops, which take seconds at a million actors, run once with fewer frames. Inputs are two precomputed sets
@@ -116,6 +119,8 @@ func _run() -> void:
 			_steady_clips.append(c)
 	await _warm_up(clip_count)
 	var counts: Array = [10000, 100000] if _opts.quick else [10000, 100000, 1000000]
+	if not _opts.actors.is_empty():
+		counts = Array(_opts.actors)
 	var frames: int = 6 if _opts.quick else 30
 	var rounds: int = 1 if _opts.quick else ROUNDS
 	var fast := [
@@ -125,6 +130,7 @@ func _run() -> void:
 	if _vat != null:
 		fast.append_array([
 			["vat_bulk", _setup_vat, _push_vat_bulk, _free_vat],
+			["vat_set_actors", _setup_vat, _push_vat_set_actors, _free_vat],
 			["vat_all_states", _setup_vat, _push_vat_all_states, _free_vat],
 		])
 	var slow := [
@@ -134,6 +140,9 @@ func _run() -> void:
 	if _vat != null:
 		slow.append(["vat_immediate", _setup_vat, _push_vat_immediate, _free_vat])
 		slow.append(["vat_immediate_defaults", _setup_vat, _push_vat_immediate_defaults, _free_vat])
+	if not _opts.paths.is_empty():
+		fast = fast.filter(func(p: Array) -> bool: return p[0] in _opts.paths)
+		slow = slow.filter(func(p: Array) -> bool: return p[0] in _opts.paths)
 	for n in counts:
 		print("bench_update: %d actors: preparing inputs" % n)
 		_make_inputs(n, clip_count)
@@ -285,21 +294,31 @@ func _make_inputs(n: int, clip_count: int) -> void:
 		var prev_clips := PackedInt32Array()
 		var prev_starts := PackedFloat32Array()
 		var blend_times := PackedFloat32Array()
+		var changer_clips := PackedInt32Array()
+		var changer_starts := PackedFloat32Array()
 		for i in _changers:
 			prev_clips.append(other.clips[i])
 			prev_starts.append(other.starts[i])
 			blend_times.append(BLEND_TIME)
+			changer_clips.append(_sets[s].clips[i])
+			changer_starts.append(_sets[s].starts[i])
+		_sets[s]["changer_clips"] = changer_clips
+		_sets[s]["changer_starts"] = changer_starts
 		_sets[s]["prev_clips"] = prev_clips
 		_sets[s]["prev_starts"] = prev_starts
 		_sets[s]["blend_times"] = blend_times
 	for s in _sets:
 		var xforms: Array[Transform3D] = []
 		xforms.resize(n)
+		var placements := PackedVector4Array()
+		placements.resize(n)
 		var positions: PackedVector3Array = s.positions
 		var yaws: PackedFloat32Array = s.yaws
 		for i in n:
 			xforms[i] = Transform3D(Basis(Vector3.UP, yaws[i]), positions[i])
+			placements[i] = Vector4(positions[i].x, positions[i].y, positions[i].z, yaws[i])
 		s["xforms"] = xforms
+		s["placements"] = placements
 	var extent := side * SPACING + 2.0
 	_aabb = AABB(Vector3(-extent * 0.5, -0.5, -extent * 0.5), Vector3(extent, 3.0, extent))
 
@@ -533,6 +552,10 @@ func _free_vat() -> void:
 
 
 func _push_vat_bulk(s: int) -> void:
+	_vat.push_moves(_sets[s], _ids, _shield_ids, _changers)
+
+
+func _push_vat_set_actors(s: int) -> void:
 	_vat.push_battle(_sets[s], _ids, _shield_ids, _changers, false)
 
 

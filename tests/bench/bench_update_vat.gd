@@ -69,7 +69,26 @@ func free_crowd() -> void:
 		crowd = null
 
 
-## vat_bulk: every actor's placement and clip from precomputed arrays, the changers' cross-fades, the three model
+## vat_bulk, the battle frame as a game sends it with the bulk calls: the crowd's actors and model lists are set
+## once (the first, unmeasured frame); each frame then moves every actor from one PackedVector4Array (x, y, z, yaw,
+## the placement's own layout), switches the changers' clips and cross-fades them, and submits.
+func push_moves(set_s: Dictionary, ids: PackedInt32Array, shield_ids: PackedInt32Array,
+		changers: PackedInt32Array) -> void:
+	var c := crowd
+	var placements: PackedVector4Array = set_s.placements
+	if c.get_actor_count() != placements.size():
+		c.set_actors(set_s.positions, set_s.yaws, set_s.clips, set_s.starts)
+		c.set_model_actors(0, ids)
+		c.set_model_actors(1, ids)
+		c.set_model_actors(2, shield_ids)
+	else:
+		c.set_actor_placements(placements)
+		c.set_actor_clips(changers, set_s.changer_clips, set_s.changer_starts)
+	c.set_actor_blends(changers, set_s.prev_clips, set_s.prev_starts, set_s.blend_times)
+	c.submit()
+
+
+## vat_set_actors: every actor's placement and clip from precomputed arrays, the changers' cross-fades, the three model
 ## lists (the same every frame), then one submit. `all_states`: every actor plays another clip than last frame.
 func push_battle(set_s: Dictionary, ids: PackedInt32Array, shield_ids: PackedInt32Array,
 		changers: PackedInt32Array, all_states: bool) -> void:

@@ -6,7 +6,7 @@ extends RefCounted
 ## Parsed user arguments (after "--"): {"quick": bool, "full": bool, "out": String, "scene": String ("" = the default)}.
 static func parse_args() -> Dictionary:
 	var args := OS.get_cmdline_user_args()
-	var result := {"quick": false, "full": false, "out": "", "scene": ""}
+	var result := {"quick": false, "full": false, "out": "", "scene": "", "paths": PackedStringArray(), "actors": PackedInt32Array()}
 	var i := 0
 	while i < args.size():
 		var a: String = args[i]
@@ -19,6 +19,13 @@ static func parse_args() -> Dictionary:
 			result.out = args[i]
 		elif a.begins_with("--out="):
 			result.out = a.substr(6)
+		elif a == "--paths" and i + 1 < args.size():
+			i += 1
+			result.paths = args[i].split(",", false)
+		elif a == "--actors" and i + 1 < args.size():
+			i += 1
+			for count in args[i].split(",", false):
+				result.actors.append(count.to_int())
 		elif a == "--scene" and i + 1 < args.size():
 			i += 1
 			result.scene = args[i]

@@ -116,3 +116,53 @@ func test_retained_instance_clip_time() -> void:
 	m.time = 100.0 + c.die_length + 3.0
 	check_near(m.get_instance_clip_time(id), c.die_length, 1e-4, "held at the death's end")
 	check_eq(m.get_instance_clip_time(id + 1), -1.0, "unknown id")
+
+
+func test_placements_and_clip_switches_keep_everything_else() -> void:
+	var c := _clips()
+	var a := _crowd()
+	var cam := Camera3D.new()
+	root.add_child(cam)
+	cam.look_at_from_position(Vector3(0, 2, 10), Vector3(0, 1, 0))
+	cam.current = true
+	a.time = 1.0
+	a.set_actors(PackedVector3Array([Vector3.ZERO, Vector3(1, 0, 0), Vector3(2, 0, 0)]),
+		PackedFloat32Array([0, 0, 0]), PackedInt32Array([c.walk, c.walk, c.walk]),
+		PackedFloat32Array([0.5, 0.5, 0.5]))
+	a.set_model_actors(0, PackedInt32Array([0, 1, 2]))
+	a.submit()
+	check_eq(a.get_lod_instance_count(0, 0), 3, "three in view")
+	# Move actor 1 behind the camera: its clip and time stay.
+	a.set_actor_placements(PackedVector4Array([Vector4(0, 0, 0, 1), Vector4(0, 0, 30, 0), Vector4(2, 0, 0, 0)]))
+	a.submit()
+	check_eq(a.get_lod_instance_count(0, 0), 2, "the moved actor is culled")
+	check_near(a.get_actor_clip_time(1), fmod(0.5, c.walk_length), 1e-4, "its clip time is kept")
+	# Actor 2 dies from t = 1: it is listed once its death ends; actor 0 keeps walking.
+	a.set_actor_clips(PackedInt32Array([2]), PackedInt32Array([c.die]), PackedFloat32Array([1.0]))
+	check_near(a.get_actor_clip_time(0), fmod(0.5, c.walk_length), 1e-4, "actor 0 still walks")
+	a.submit()
+	check_eq(a.get_finished_actors(), PackedInt32Array(), "not dead yet")
+	a.time = 1.0 + c.die_length + 0.01
+	a.submit()
+	check_eq(a.get_finished_actors(), PackedInt32Array([2]), "the switched clip ends on time")
+	check_near(a.get_actor_clip_time(2), c.die_length, 1e-4, "held at its end")
+
+
+func test_bad_placements_and_clip_switches_change_nothing() -> void:
+	var c := _clips()
+	var a := _crowd()
+	a.time = 2.0
+	a.set_actors(PackedVector3Array([Vector3.ZERO, Vector3.ONE]), PackedFloat32Array([0, 0]),
+		PackedInt32Array([c.walk, c.walk]), PackedFloat32Array([1.5, 1.5]))
+	var t0 := a.get_actor_clip_time(1)
+	a.set_actor_placements(PackedVector4Array([Vector4.ZERO]))  # one for two actors
+	a.set_actor_placements(PackedVector4Array([Vector4.ZERO, Vector4(0, NAN, 0, 0)]))
+	a.set_actor_clips(PackedInt32Array([1, 2]), PackedInt32Array([c.die, c.die]), PackedFloat32Array([2.0, 2.0]))
+	a.set_actor_clips(PackedInt32Array([1]), PackedInt32Array([999]), PackedFloat32Array([2.0]))
+	a.set_actor_clips(PackedInt32Array([1]), PackedInt32Array([c.die]), PackedFloat32Array([INF]))
+	a.set_actor_clips(PackedInt32Array([1]), PackedInt32Array([c.die]), PackedFloat32Array())
+	check_near(a.get_actor_clip_time(1), t0, 1e-6, "actor 1 still walks from 1.5")
+	a.full_transform = true
+	a.set_actors(PackedVector3Array([Vector3.ZERO]), PackedFloat32Array([0]), PackedInt32Array(), PackedFloat32Array())
+	a.set_actor_placements(PackedVector4Array([Vector4.ZERO]))  # needs yaw records
+	check_eq(a.get_actor_count(), 1, "the frame's actors are kept")

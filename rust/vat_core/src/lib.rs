@@ -30,6 +30,7 @@ pub mod crowd_bulk;
 pub mod crowd_custom;
 pub mod crowd_frame;
 mod crowd_frame_fast;
+pub mod crowd_move;
 pub mod crowd_split;
 pub mod encode;
 pub mod error;

@@ -101,6 +101,17 @@ pub fn vec3_slice(v: &[Vector3]) -> &[glam::Vec3] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<glam::Vec3>(), v.len()) }
 }
 
+/// Views Godot 4D vectors as float quadruples without copying (both are four packed f32).
+pub fn vec4_slice(v: &[godot::builtin::Vector4]) -> &[[f32; 4]] {
+    const _: () =
+        assert!(std::mem::size_of::<godot::builtin::Vector4>() == std::mem::size_of::<[f32; 4]>());
+    const _: () = assert!(
+        std::mem::align_of::<godot::builtin::Vector4>() == std::mem::align_of::<[f32; 4]>()
+    );
+    // SAFETY: same size and alignment, fields x, y, z, w as f32 in order (checked above).
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<[f32; 4]>(), v.len()) }
+}
+
 /// Views Godot colours as RGBA float quadruples without copying (both are four packed f32).
 pub fn rgba_slice(c: &[godot::builtin::Color]) -> &[[f32; 4]] {
     const _: () =

@@ -87,6 +87,81 @@ impl AnimatedActorMeshInstance {
         self.track_bulk(n, clips, starts);
     }
 
+    /// Moves this frame's actors without touching their animation: `placements[i]` is actor
+    /// `i`'s `(x, y, z, yaw)` (yaw in radians about +Y), the layout of the actor's placement, so
+    /// the array is copied as it is. One entry per actor (`get_actor_count()`); clips, times,
+    /// speeds, scales, cross-fades and model lists are kept, so a frame where only positions
+    /// changed uploads 16 bytes per actor and no animation state. Set the actors first with
+    /// `set_actors` (or `add_actor`); needs `full_transform` off (use `set_actor_transforms`).
+    /// If any entry is not finite, or the length is not the actor count, it reports the first
+    /// problem and changes nothing.
+    #[func]
+    fn set_actor_placements(&mut self, placements: PackedVector4Array) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_actor_placements");
+        self.sync_models();
+        if self.full_transform {
+            godot_error!(
+                "vat_crowd: set_actor_placements: the actors have full transforms \
+                 (full_transform = true); use set_actor_transforms; nothing changed"
+            );
+            return;
+        }
+        if !self.ensure_gpu() {
+            return;
+        }
+        let n = self.actor_count;
+        let gpu = self.gpu.as_mut().expect("ensured");
+        gpu.actors.reserve(n);
+        let records = &mut gpu.actors.floats_mut()[..n * crowd::ACTOR_FLOATS];
+        let placements = convert::vec4_slice(placements.as_slice());
+        match vat_core::crowd_move::move_actors_bulk(records, placements) {
+            Ok(positions) => self.placed = self.placed.moved(&positions),
+            Err(e) => godot_error!("vat_crowd: set_actor_placements: {e}; nothing changed"),
+        }
+    }
+
+    /// Makes actor `actor_ids[i]` play clip `clips[i]` from `start_times[i]` (crowd seconds),
+    /// without a cross-fade (add one with `set_actor_blends`), keeping its placement, speed,
+    /// scale and custom data: the call for the few actors that switch clips in a frame. If any
+    /// entry is bad (an actor or clip out of range, a time that is not finite, arrays of
+    /// different lengths) it reports the first and changes nothing.
+    #[func]
+    fn set_actor_clips(
+        &mut self,
+        actor_ids: PackedInt32Array,
+        clips: PackedInt32Array,
+        start_times: PackedFloat32Array,
+    ) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_actor_clips");
+        self.sync_models();
+        if !self.ensure_gpu() {
+            return;
+        }
+        let (n, stride, clip_count) = (self.actor_count, self.stride(), self.clip_count);
+        let origin = self.clock.origin() as f32;
+        let gpu = self.gpu.as_mut().expect("ensured");
+        gpu.actors.reserve(n);
+        let records = &mut gpu.actors.floats_mut()[..n * stride];
+        let changed = vat_core::crowd_move::set_clips_bulk(
+            records,
+            stride,
+            actor_ids.as_slice(),
+            clips.as_slice(),
+            start_times.as_slice(),
+            clip_count,
+            origin,
+        );
+        match changed {
+            Ok(changes) => {
+                for c in changes {
+                    self.ends
+                        .set(c.actor, c.clip, f64::from(c.start_time), c.speed);
+                }
+            }
+            Err(e) => godot_error!("vat_crowd: set_actor_clips: {e}; nothing changed"),
+        }
+    }
+
     /// Replaces this frame's actors, one per whole transform: 12 floats each, in the layout of
     /// `MultiMesh.buffer` for 3D transforms (the 3x4 matrix row by row: `basis.x.x, basis.y.x,
     /// basis.z.x, origin.x, basis.x.y, …`), so code that fills a MultiMesh buffer can feed it.

@@ -56,6 +56,18 @@ impl PlacedBounds {
         }
     }
 
+    /// The same actors (scales and tilts kept) moved so that their positions span `positions`.
+    pub fn moved(&self, positions: &Bounds) -> Self {
+        if positions.is_empty() {
+            return Self::default();
+        }
+        Self {
+            min: positions.min,
+            max: positions.max,
+            ..*self
+        }
+    }
+
     /// Actors with full transforms whose origins and stretch `placed` describes.
     pub fn of_transforms(placed: &PlacedTransforms) -> Self {
         if placed.origins.is_empty() {

@@ -1,0 +1,250 @@
+//! Bulk calls that change part of the actors a crowd already holds, for the frame a game
+//! actually has: every actor moves ([`move_actors_bulk`], the caller's `(x, y, z, yaw)` array
+//! copied as it is, since that is the placement's layout), and a few switch clips
+//! ([`set_clips_bulk`]). What a call does not name keeps its value, so a frame whose states did
+//! not change uploads none (see `crowd_split`).
+//!
+//! Each validates all of its input first and writes only if all of it is good, so a rejected call
+//! leaves the actors as they were. Errors name the lowest offending entry.
+
+use glam::Vec3;
+
+use crate::bounds::Bounds;
+use crate::crowd::{clip_code, ACTOR_FLOATS};
+use crate::error::{check_len, Result, VatError};
+use crate::half::{pack_half2, unpack_half2};
+use crate::layout::{BLEND_BIAS, MAX_CLIPS};
+use crate::validate;
+
+/// Writes `placements[i]` (`x, y, z, yaw`) as actor `i`'s placement in `records` (yaw records of
+/// [`ACTOR_FLOATS`] floats, one per placement), keeping every state. Returns the bounds of the
+/// positions.
+///
+/// Errors: [`VatError::BadLength`] unless `records` holds exactly one record per placement;
+/// [`VatError::NonFinite`] for a position or yaw.
+pub fn move_actors_bulk(records: &mut [f32], placements: &[[f32; 4]]) -> Result<Bounds> {
+    check_len(
+        "placements (one per actor this frame)",
+        records.len() / ACTOR_FLOATS,
+        placements.len(),
+    )?;
+    let all_finite = placements
+        .iter()
+        .flatten()
+        .fold(true, |ok, v| ok & v.is_finite());
+    if !all_finite {
+        let i = placements
+            .iter()
+            .position(|p| !p.iter().all(|v| v.is_finite()))
+            .unwrap_or(0);
+        let what = if placements[i][..3].iter().all(|v| v.is_finite()) {
+            "yaw"
+        } else {
+            "position"
+        };
+        return Err(VatError::NonFinite {
+            what: format!("{what} of actor {i}"),
+        });
+    }
+    let mut min = Vec3::splat(f32::INFINITY);
+    let mut max = Vec3::splat(f32::NEG_INFINITY);
+    for (record, p) in records.chunks_exact_mut(ACTOR_FLOATS).zip(placements) {
+        record[..4].copy_from_slice(p);
+        let v = Vec3::new(p[0], p[1], p[2]);
+        min = min.min(v);
+        max = max.max(v);
+    }
+    Ok(if placements.is_empty() {
+        Bounds::empty()
+    } else {
+        Bounds { min, max }
+    })
+}
+
+/// One actor whose clip [`set_clips_bulk`] changed: what the clip-end tracker needs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClipChange {
+    /// The actor's index.
+    pub actor: usize,
+    /// Its new clip.
+    pub clip: u32,
+    /// Its start time, as given (crowd seconds).
+    pub start_time: f32,
+    /// Its speed as stored.
+    pub speed: f32,
+}
+
+/// Makes actor `actor_ids[i]` of the `records` (of `stride` floats each) play `clips[i]` from
+/// `start_times[i]` (crowd seconds, stored less `time_origin`), with no cross-fade (as
+/// `set_actors` does; `set_actor_blends` adds one), keeping its placement, speed and scale.
+/// Returns the changes in input order, writing only records whose state differs.
+///
+/// Errors: [`VatError::BadLength`] if the arrays differ in length;
+/// [`VatError::IndexOutOfRange`] for an actor outside the records or a clip outside
+/// `0..n_clips`; [`VatError::BadValue`] for a start time outside [`validate::crowd_time`]'s rule.
+pub fn set_clips_bulk(
+    records: &mut [f32],
+    stride: usize,
+    actor_ids: &[i32],
+    clips: &[i32],
+    start_times: &[f32],
+    n_clips: u32,
+    time_origin: f32,
+) -> Result<Vec<ClipChange>> {
+    check_len("clips (one per actor id)", actor_ids.len(), clips.len())?;
+    check_len(
+        "start times (one per actor id)",
+        actor_ids.len(),
+        start_times.len(),
+    )?;
+    let actors = records.len() / stride.max(1);
+    let n_clips = n_clips.min(MAX_CLIPS);
+    for (i, ((&a, &c), &t)) in actor_ids.iter().zip(clips).zip(start_times).enumerate() {
+        if a < 0 || a as usize >= actors {
+            return Err(VatError::IndexOutOfRange {
+                what: "actor id",
+                index: i64::from(a),
+                len: actors,
+            });
+        }
+        if c < 0 || c as u32 >= n_clips {
+            return Err(VatError::IndexOutOfRange {
+                what: "clip index",
+                index: i64::from(c),
+                len: n_clips as usize,
+            });
+        }
+        validate::crowd_time(f64::from(t), &format!("start time of entry {i}"))?;
+    }
+    let no_blend = pack_half2(0.0, BLEND_BIAS);
+    let mut changes = Vec::with_capacity(actor_ids.len());
+    for ((&a, &c), &t) in actor_ids.iter().zip(clips).zip(start_times) {
+        let state = &mut records[a as usize * stride + 4..a as usize * stride + 8];
+        let new = [
+            t - time_origin,
+            clip_code(c as u32, c as u32),
+            state[2],
+            no_blend,
+        ];
+        if new
+            .iter()
+            .zip(state.iter())
+            .any(|(x, y)| x.to_bits() != y.to_bits())
+        {
+            state.copy_from_slice(&new);
+        }
+        changes.push(ClipChange {
+            actor: a as usize,
+            clip: c as u32,
+            start_time: t,
+            speed: unpack_half2(state[2]).0,
+        });
+    }
+    Ok(changes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crowd::{pack_actor, unpack_actor, ActorState};
+
+    fn crowd(n: usize) -> Vec<f32> {
+        let mut out = vec![0.0; n * ACTOR_FLOATS];
+        for i in 0..n {
+            let a = ActorState {
+                position: Vec3::new(i as f32, 0.0, 0.0),
+                yaw: 0.25,
+                scale: 2.0,
+                speed: 1.5,
+                clip: 1,
+                prev_clip: 1,
+                start_time: 3.0,
+                ..ActorState::default()
+            };
+            pack_actor(&a, &mut out[i * ACTOR_FLOATS..(i + 1) * ACTOR_FLOATS]);
+        }
+        out
+    }
+
+    #[test]
+    fn moving_writes_placements_as_given_and_keeps_states() {
+        let mut records = crowd(3);
+        let placements = [
+            [1.0, 2.0, 3.0, 0.5],
+            [-4.0, 0.0, 9.0, -1.0],
+            [0.0, 7.0, 0.0, 3.0],
+        ];
+        let b = move_actors_bulk(&mut records, &placements).unwrap();
+        assert_eq!(b.min, Vec3::new(-4.0, 0.0, 0.0));
+        assert_eq!(b.max, Vec3::new(1.0, 7.0, 9.0));
+        for (i, p) in placements.iter().enumerate() {
+            let a = unpack_actor(&records[i * 8..i * 8 + 8]);
+            assert_eq!(a.position, Vec3::new(p[0], p[1], p[2]));
+            assert_eq!(a.yaw, p[3]);
+            assert_eq!((a.clip, a.scale, a.speed, a.start_time), (1, 2.0, 1.5, 3.0));
+        }
+    }
+
+    #[test]
+    fn bad_placements_change_nothing_and_name_the_actor() {
+        let mut records = crowd(3);
+        let before = records.clone();
+        let mut placements = [[0.0f32; 4]; 3];
+        placements[2][3] = f32::NAN;
+        placements[1][1] = f32::INFINITY;
+        let e = move_actors_bulk(&mut records, &placements).unwrap_err();
+        assert!(e.to_string().contains("position of actor 1"), "{e}");
+        placements[1][1] = 0.0;
+        let e = move_actors_bulk(&mut records, &placements).unwrap_err();
+        assert!(e.to_string().contains("yaw of actor 2"), "{e}");
+        let e = move_actors_bulk(&mut records, &placements[..2]).unwrap_err();
+        assert!(matches!(e, VatError::BadLength { .. }), "{e}");
+        assert_eq!(records, before);
+    }
+
+    #[test]
+    fn clips_change_only_the_named_actors_and_keep_speed_scale_and_placement() {
+        let mut records = crowd(4);
+        let before = records.clone();
+        let changes =
+            set_clips_bulk(&mut records, 8, &[2, 0], &[3, 1], &[10.0, 3.0], 5, 2.0).unwrap();
+        let a = unpack_actor(&records[16..24]);
+        assert_eq!((a.clip, a.prev_clip, a.start_time), (3, 3, 8.0));
+        assert_eq!(
+            (a.scale, a.speed, a.position.x, a.yaw),
+            (2.0, 1.5, 2.0, 0.25)
+        );
+        assert_eq!(a.blend_time, 0.0);
+        // Actor 0 gets clip 1 from 3.0 (origin 2.0: stored 1.0), not what it had (3.0).
+        assert_eq!(unpack_actor(&records[..8]).start_time, 1.0);
+        assert_eq!(records[8..16], before[8..16]);
+        assert_eq!(records[24..], before[24..]);
+        assert_eq!(changes.len(), 2);
+        assert_eq!(
+            changes[0],
+            ClipChange {
+                actor: 2,
+                clip: 3,
+                start_time: 10.0,
+                speed: 1.5
+            }
+        );
+    }
+
+    #[test]
+    fn bad_clip_changes_change_nothing() {
+        let mut records = crowd(4);
+        let before = records.clone();
+        let cases: [(&[i32], &[i32], &[f32], &str); 4] = [
+            (&[0, 4], &[0, 0], &[0.0, 0.0], "actor id 4"),
+            (&[0, 1], &[0, 5], &[0.0, 0.0], "clip index 5"),
+            (&[0, 1], &[0, 0], &[0.0, f32::NAN], "start time of entry 1"),
+            (&[0, 1], &[0], &[0.0, 0.0], "clips"),
+        ];
+        for (ids, clips, starts, want) in cases {
+            let e = set_clips_bulk(&mut records, 8, ids, clips, starts, 5, 0.0).unwrap_err();
+            assert!(e.to_string().contains(want), "{e} should name {want}");
+            assert_eq!(records, before);
+        }
+    }
+}
