@@ -115,6 +115,30 @@ func test_levels_follow_the_distance_and_the_properties() -> void:
 	check_eq(plain.get_lod_counts(), PackedInt32Array([6]), "one level: all at LOD0")
 
 
+func test_omni_and_spot_light_shadows_keep_actors_just_outside() -> void:
+	# Looking down -z from z = 10: an actor 3 m left of the view's edge at z = 0 is culled
+	# unless a shadowed light near it (and reaching into the view) may throw its shadow in.
+	_camera(Vector3(0, 1, 10), Vector3(0, 1, 0), 40.0)
+	var half_width := 10.0 * tan(deg_to_rad(20.0)) * 16.0 / 9.0
+	var crowd := _actors(soldier_body(), [Vector3(0, 0, 0), Vector3(-half_width - 3.0, 0, 0)])
+	check_eq(crowd.get_lod_instance_count(0, 0, false), 1, "one in view")
+	check_eq(crowd.get_lod_instance_count(0, 0, true), 0, "no light: the other is culled")
+	for light: Light3D in [OmniLight3D.new(), SpotLight3D.new()]:
+		light.position = Vector3(-half_width + 1.0, 2.0, 0.0)
+		light.set_param(Light3D.PARAM_RANGE, 6.0)
+		root.add_child(light)
+		await frames(2)
+		check_eq(crowd.get_lod_instance_count(0, 0, true), 0, "%s without shadows: still culled" % light.get_class())
+		light.shadow_enabled = true
+		await frames(2)
+		check_eq(crowd.get_lod_instance_count(0, 0, true), 1, "%s with shadows: kept for its shadow" % light.get_class())
+		light.set_param(Light3D.PARAM_RANGE, 1.0)
+		await frames(2)
+		check_eq(crowd.get_lod_instance_count(0, 0, true), 0, "%s out of reach: culled" % light.get_class())
+		light.free()
+		await frames(2)
+
+
 func test_bad_frame_properties_are_refused() -> void:
 	_camera(Vector3(0, 2, 10), Vector3(0, 1, 0))
 	var crowd := _actors(soldier_body(), [Vector3.ZERO, Vector3(0, 0, 40)])

@@ -67,6 +67,7 @@ fn main() {
             screen_constant: screen_constant(30f32.to_radians()),
         },
         shadow_sweeps: vec![Vec3::new(-10.0, -40.0, 5.0)],
+        shadow_spheres: Vec::new(),
     };
     let all: Vec<u32> = (0..n as u32)
         .map(|i| u32::from_le_bytes(pack_model_instance(i, 0)))

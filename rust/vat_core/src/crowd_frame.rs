@@ -77,6 +77,28 @@ pub struct View {
     /// Per shadowed directional light: its direction of travel times its shadow distance (the
     /// sweep that decides whether an actor's shadow can fall into the view).
     pub shadow_sweeps: Vec<Vec3>,
+    /// Per shadowed omni or spot light: the sphere its light reaches (centre, radius). An actor
+    /// outside the view inside such a sphere may cast a shadow into the view if the sphere
+    /// reaches the view.
+    pub shadow_spheres: Vec<(Vec3, f32)>,
+}
+
+impl View {
+    /// The shadow spheres that reach the view (a sphere beyond a plane lights nothing in it).
+    fn spheres_in_view(&self) -> Vec<(Vec3, f32)> {
+        self.shadow_spheres
+            .iter()
+            .copied()
+            .filter(|&(c, r)| {
+                r >= 0.0
+                    && c.is_finite()
+                    && self
+                        .planes
+                        .iter()
+                        .all(|pl| pl.normal.dot(c) - pl.d <= r * pl.normal.length())
+            })
+            .collect()
+    }
 }
 
 /// What the crowd node's properties ask of the frame.
@@ -277,6 +299,12 @@ fn outside(planes: &[Plane], c: Vec3, e: Vec3, sweep: Vec3) -> bool {
     })
 }
 
+/// True if the box (centre `c`, half extents `e`) meets the sphere (centre `s`, radius `r`).
+fn box_meets_sphere(c: Vec3, e: Vec3, s: Vec3, r: f32) -> bool {
+    let nearest = s.clamp(c - e, c + e);
+    nearest.distance_squared(s) <= r * r
+}
+
 /// The crowd frame's state: the per-actor classes of the last run (kept for hysteresis) and the
 /// instance lists it wrote.
 #[derive(Debug, Default)]
@@ -328,6 +356,7 @@ impl CrowdFrame {
             }
             _ => None,
         };
+        let spheres = view.map(View::spheres_in_view).unwrap_or_default();
         let classify = Classifier {
             actors,
             shape,
@@ -335,6 +364,7 @@ impl CrowdFrame {
             settings,
             top,
             fast,
+            spheres: &spheres,
         };
         let n = actors.count;
         let counts = if n >= PARALLEL_MIN_ITEMS {
@@ -441,6 +471,8 @@ struct Classifier<'a> {
     top: u8,
     /// The fast path's tables, when it applies to this run.
     fast: Option<&'a FastFrame>,
+    /// The view's shadow spheres that reach it.
+    spheres: &'a [(Vec3, f32)],
 }
 
 impl Classifier<'_> {
@@ -478,6 +510,9 @@ impl Classifier<'_> {
         if s.culling {
             match fast.cull(position, scale, clip, s.cast_shadows) {
                 Cull::Inside => {}
+                // Whether an omni or spot light's shadow brings it back, only the exact test
+                // tells.
+                Cull::Gone if s.cast_shadows && !self.spheres.is_empty() => return None,
                 Cull::Gone => return Some(CULLED),
                 Cull::Unsure => return None,
             }
@@ -506,10 +541,14 @@ impl Classifier<'_> {
             size = placed_size;
             if outside(&view.planes, c, e, Vec3::ZERO) {
                 let casts = s.cast_shadows
-                    && view
+                    && (view
                         .shadow_sweeps
                         .iter()
-                        .any(|&sweep| !outside(&view.planes, c, e, sweep));
+                        .any(|&sweep| !outside(&view.planes, c, e, sweep))
+                        || self
+                            .spheres
+                            .iter()
+                            .any(|&(centre, r)| box_meets_sphere(c, e, centre, r)));
                 if !casts {
                     return CULLED;
                 }

@@ -39,6 +39,7 @@ fn box_view(camera: Vec3) -> View {
             screen_constant: screen_constant(30f32.to_radians()),
         },
         shadow_sweeps: Vec::new(),
+        shadow_spheres: Vec::new(),
     }
 }
 
@@ -346,6 +347,42 @@ fn shadows_falling_into_the_view_keep_an_actor_for_its_shadow() {
 }
 
 #[test]
+fn omni_and_spot_shadows_keep_actors_inside_their_reach() {
+    let shape = shape(&[soldier()], &[1]);
+    let mut view = box_view(Vec3::ZERO);
+    // Just outside +x; a light 2 m inside the view reaching 4 m covers it, one reaching 1 m not.
+    let near = at(Vec3::new(11.0, 0.0, 0.0));
+    let far = at(Vec3::new(30.0, 0.0, 0.0));
+    let inside = at(Vec3::ZERO);
+    let states = [inside, near, far];
+    let mut frame = CrowdFrame::new();
+    let settings = FrameSettings::default();
+    view.shadow_spheres = vec![(Vec3::new(8.0, 1.0, 0.0), 4.0)];
+    let lists = run(&mut frame, &states, None, &shape, Some(&view), &settings);
+    assert_eq!(lists.0[0], vec![0]);
+    assert_eq!(
+        lists.1[0],
+        vec![1],
+        "the actor in the light's reach casts its shadow"
+    );
+    view.shadow_spheres = vec![(Vec3::new(8.0, 1.0, 0.0), 1.0)];
+    let lists = run(&mut frame, &states, None, &shape, Some(&view), &settings);
+    assert!(lists.1[0].is_empty(), "out of the light's reach: culled");
+    // A light whose reach misses the view lights nothing in it, however close the actor.
+    view.shadow_spheres = vec![(Vec3::new(16.0, 1.0, 0.0), 5.5)];
+    let lists = run(&mut frame, &states, None, &shape, Some(&view), &settings);
+    assert!(lists.1[0].is_empty(), "a light outside the view: culled");
+    // No shadows cast at all: culled.
+    view.shadow_spheres = vec![(Vec3::new(8.0, 1.0, 0.0), 4.0)];
+    let no_shadows = FrameSettings {
+        cast_shadows: false,
+        ..settings
+    };
+    let lists = run(&mut frame, &states, None, &shape, Some(&view), &no_shadows);
+    assert!(lists.1[0].is_empty());
+}
+
+#[test]
 fn levels_follow_the_shared_formula_and_scale() {
     let shape = shape(&[soldier()], &[3]);
     let view = View {
@@ -615,6 +652,7 @@ fn camera_view(eye: Vec3, forward: Vec3, far: f32) -> View {
             screen_constant: screen_constant(30f32.to_radians()),
         },
         shadow_sweeps: Vec::new(),
+        shadow_spheres: Vec::new(),
     }
 }
 
@@ -645,6 +683,9 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
         let mut view = camera_view(eye, forward, 150.0 + rng.next() * 300.0);
         if round % 2 == 1 {
             view.shadow_sweeps = vec![Vec3::new(-20.0, -30.0, 5.0), Vec3::new(3.0, -8.0, -9.0)];
+        }
+        if round % 3 == 1 {
+            view.shadow_spheres = vec![(eye + forward * 30.0, 25.0), (eye - forward * 80.0, 10.0)];
         }
         if round % 5 == 4 {
             view.projection = Projection::Orthographic {
@@ -690,6 +731,7 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
             settings: &settings,
             top,
             fast: Some(&fast),
+            spheres: &view.spheres_in_view(),
         };
         for i in 0..states.len() {
             let previous = [CULLED, 0, 1, 2, SHADOW_ONLY | 1][i % 5];

@@ -81,8 +81,8 @@ pub struct AnimatedActorMeshInstance {
 
     /// Leave out actors whose placed bounds (their clip's, scaled and turned) miss the culling
     /// camera's view; an actor outside whose shadow can fall into the view (toward a shadowed
-    /// DirectionalLight3D, within its shadow distance) still casts it. Without a camera nothing
-    /// is culled.
+    /// DirectionalLight3D, within its shadow distance, or within the range of a shadowed omni or
+    /// spot light that reaches the view) still casts it. Without a camera nothing is culled.
     #[export]
     #[init(val = true)]
     culling: bool,

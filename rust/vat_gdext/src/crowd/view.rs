@@ -1,9 +1,12 @@
 //! The crowd frame's view from Godot: the culling camera's frustum, position and projection, and
-//! the shadowed directional lights, all in the crowd node's space; and the frame settings from
+//! the shadowed lights (directional, omni, spot), all in the crowd node's space; and the frame settings from
 //! the nodes' properties.
 
 use godot::classes::camera_3d::{KeepAspect, ProjectionType};
-use godot::classes::{Camera3D, DirectionalLight3D, EditorInterface, Engine, Node, Node3D};
+use godot::classes::light_3d::Param;
+use godot::classes::{
+    Camera3D, DirectionalLight3D, EditorInterface, Engine, Light3D, Node, Node3D,
+};
 use godot::prelude::*;
 use vat_core::crowd_frame::{FrameSettings, Plane as CorePlane, Projection, View};
 use vat_core::lod_distance::screen_constant;
@@ -38,14 +41,14 @@ pub fn culling_camera(node: &Gd<Node3D>, path: &NodePath) -> Result<Option<Gd<Ca
 }
 
 thread_local! {
-    /// The shadowed directional lights found in each viewport this frame: one scene search per
-    /// frame and viewport, shared by every crowd node in it.
-    static LIGHTS: std::cell::RefCell<(u64, Option<InstanceId>, Vec<Gd<DirectionalLight3D>>)> =
+    /// The lights found in each viewport this frame: one scene search per frame and viewport,
+    /// shared by every crowd node in it.
+    static LIGHTS: std::cell::RefCell<(u64, Option<InstanceId>, Vec<Gd<Light3D>>)> =
         const { std::cell::RefCell::new((u64::MAX, None, Vec::new())) };
 }
 
-/// The DirectionalLight3Ds under `viewport` (searched once per process frame).
-fn directional_lights(viewport: &Gd<Node>) -> Vec<Gd<DirectionalLight3D>> {
+/// The Light3Ds (directional, omni, spot) under `viewport` (searched once per process frame).
+fn lights(viewport: &Gd<Node>) -> Vec<Gd<Light3D>> {
     let frame = Engine::singleton().get_process_frames();
     let id = viewport.instance_id();
     LIGHTS.with(|cache| {
@@ -53,13 +56,13 @@ fn directional_lights(viewport: &Gd<Node>) -> Vec<Gd<DirectionalLight3D>> {
         if cache.0 != frame || cache.1 != Some(id) {
             let found = viewport
                 .find_children_ex("*")
-                .type_("DirectionalLight3D")
+                .type_("Light3D")
                 .recursive(true)
                 .owned(false)
                 .done();
             cache.2 = found
                 .iter_shared()
-                .filter_map(|n| n.try_cast::<DirectionalLight3D>().ok())
+                .filter_map(|n| n.try_cast::<Light3D>().ok())
                 .collect();
             *cache = (frame, Some(id), std::mem::take(&mut cache.2));
         }
@@ -68,7 +71,7 @@ fn directional_lights(viewport: &Gd<Node>) -> Vec<Gd<DirectionalLight3D>> {
 }
 
 /// `camera`'s view in `node`'s space, with a shadow sweep per visible DirectionalLight3D that
-/// casts shadows (when `shadows`).
+/// casts shadows and a shadow sphere per such OmniLight3D or SpotLight3D (when `shadows`).
 pub fn view_of(node: &Gd<Node3D>, camera: &Gd<Camera3D>, shadows: bool) -> View {
     let to_node = node.get_global_transform().affine_inverse();
     let basis = to_node.basis;
@@ -121,16 +124,27 @@ pub fn view_of(node: &Gd<Node3D>, camera: &Gd<Camera3D>, shadows: bool) -> View 
         }
     };
     let mut shadow_sweeps = Vec::new();
+    let mut shadow_spheres = Vec::new();
     if shadows {
         if let Some(viewport) = node.get_viewport() {
-            for light in directional_lights(&viewport.upcast()) {
+            for light in lights(&viewport.upcast()) {
                 if !light.is_visible_in_tree() || !light.has_shadow() {
                     continue;
                 }
-                let travel = -convert::vec3(light.get_global_basis().col_c());
-                let distance =
-                    light.get_param(godot::classes::light_3d::Param::SHADOW_MAX_DISTANCE);
-                shadow_sweeps.push(linear * travel.normalize_or_zero() * distance);
+                match light.clone().try_cast::<DirectionalLight3D>() {
+                    Ok(sun) => {
+                        let travel = -convert::vec3(sun.get_global_basis().col_c());
+                        let distance = sun.get_param(Param::SHADOW_MAX_DISTANCE);
+                        shadow_sweeps.push(linear * travel.normalize_or_zero() * distance);
+                    }
+                    // Omni and spot lights: the sphere of their range (a spot light's cone lies
+                    // inside it), in the node's space.
+                    Err(local) => {
+                        let centre = convert::vec3(to_node * local.get_global_position());
+                        let range = local.get_param(Param::RANGE) / node_scale;
+                        shadow_spheres.push((centre, range));
+                    }
+                }
             }
         }
     }
@@ -139,6 +153,7 @@ pub fn view_of(node: &Gd<Node3D>, camera: &Gd<Camera3D>, shadows: bool) -> View 
         camera: position,
         projection,
         shadow_sweeps,
+        shadow_spheres,
     }
 }
 
