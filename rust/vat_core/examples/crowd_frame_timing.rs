@@ -1,5 +1,7 @@
-//! Times one crowd frame (culling and levels over 100,000 actors carrying three models, a third
-//! of them in view) on this thread: `cargo run --release -p vat_core --example crowd_frame_timing`.
+//! Times the engine-free CPU work of one battle frame on this thread, 100,000 actors carrying
+//! three models with a third of them in view: moving every actor (`crowd_move`), splitting the
+//! records into the placement and state textures (`crowd_split`) and the crowd frame (culling and
+//! levels): `cargo run --release -p vat_core --example crowd_frame_timing [ACTORS]`.
 //! A development aid, not a benchmark of a game frame (see `cargo xtask bench update`): it prints
 //! the fastest of many runs, which filters out other processes on a shared machine.
 
@@ -11,6 +13,8 @@ use vat_core::crowd::{pack_actor_record, pack_model_instance, ActorState};
 use vat_core::crowd_frame::{
     Actors, CrowdFrame, CrowdShape, FrameSettings, Plane, Projection, View,
 };
+use vat_core::crowd_move::move_actors_bulk;
+use vat_core::crowd_split::split_records;
 use vat_core::lod_distance::{actor_diameter, screen_constant, LodCurve, DEFAULT_SWITCH_DISTANCES};
 
 fn main() {
@@ -78,18 +82,33 @@ fn main() {
         .filter(|t| (t & 0xff_ffff) % 3 != 2)
         .collect();
     let models: [&[u32]; 3] = [&all, &all, &shields];
+    let fastest = |f: &mut dyn FnMut()| {
+        let mut best = Duration::MAX;
+        for _ in 0..100 {
+            let t = Instant::now();
+            f();
+            best = best.min(t.elapsed());
+        }
+        best.as_secs_f64() * 1e3
+    };
+    let moves: Vec<[f32; 4]> = records
+        .chunks_exact(8)
+        .map(|r| [r[0] + 0.25, r[1], r[2] + 0.25, r[3] + 0.5])
+        .collect();
+    let move_ms = fastest(&mut || {
+        move_actors_bulk(&mut records, &moves).unwrap();
+    });
+    let (mut placements, mut states) = (vec![0.0f32; n * 4], vec![0.0f32; n * 4]);
+    let split_ms = fastest(&mut || {
+        split_records(&records, 8, n, &mut placements, &mut states);
+    });
     let actors = Actors::interleaved(&records, 8, n);
     let settings = FrameSettings::default();
     let mut frame = CrowdFrame::new();
-    let mut best = Duration::MAX;
-    for _ in 0..400 {
-        let t = Instant::now();
-        frame.run(&actors, &models, &shape, Some(&view), &settings);
-        best = best.min(t.elapsed());
-    }
+    let frame_ms = fastest(&mut || frame.run(&actors, &models, &shape, Some(&view), &settings));
     println!(
-        "{n} actors: fastest frame {:.3} ms; in view per level {:?}, shadow only {}",
-        best.as_secs_f64() * 1e3,
+        "{n} actors, fastest of 100 (ms): move {move_ms:.3}, split {split_ms:.3}, frame {frame_ms:.3}; \
+         in view per level {:?}, shadow only {}",
         frame.lod_counts(),
         frame.shadow_only_count()
     );

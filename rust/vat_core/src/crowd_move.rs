@@ -28,11 +28,13 @@ pub fn move_actors_bulk(records: &mut [f32], placements: &[[f32; 4]]) -> Result<
         records.len() / ACTOR_FLOATS,
         placements.len(),
     )?;
-    let all_finite = placements
-        .iter()
-        .flatten()
-        .fold(true, |ok, v| ok & v.is_finite());
-    if !all_finite {
+    // One pass of bit tests over the flat input; the search for the culprit only on a failure.
+    let flat = placements.as_flattened();
+    const EXPONENT: u32 = 0x7f80_0000;
+    let special = flat.iter().fold(0u32, |acc, v| {
+        acc | u32::from(v.to_bits() & EXPONENT == EXPONENT)
+    });
+    if special != 0 {
         let i = placements
             .iter()
             .position(|p| !p.iter().all(|v| v.is_finite()))
@@ -46,18 +48,22 @@ pub fn move_actors_bulk(records: &mut [f32], placements: &[[f32; 4]]) -> Result<
             what: format!("{what} of actor {i}"),
         });
     }
-    let mut min = Vec3::splat(f32::INFINITY);
-    let mut max = Vec3::splat(f32::NEG_INFINITY);
+    let mut min = [f32::INFINITY; 4];
+    let mut max = [f32::NEG_INFINITY; 4];
     for (record, p) in records.chunks_exact_mut(ACTOR_FLOATS).zip(placements) {
         record[..4].copy_from_slice(p);
-        let v = Vec3::new(p[0], p[1], p[2]);
-        min = min.min(v);
-        max = max.max(v);
+        for k in 0..4 {
+            min[k] = min[k].min(p[k]);
+            max[k] = max[k].max(p[k]);
+        }
     }
     Ok(if placements.is_empty() {
         Bounds::empty()
     } else {
-        Bounds { min, max }
+        Bounds {
+            min: Vec3::new(min[0], min[1], min[2]),
+            max: Vec3::new(max[0], max[1], max[2]),
+        }
     })
 }
 
