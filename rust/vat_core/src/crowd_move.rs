@@ -237,11 +237,14 @@ mod tests {
         );
     }
 
+    /// Actor ids, clips, start times, and what the error must name.
+    type BadCase<'a> = (&'a [i32], &'a [i32], &'a [f32], &'a str);
+
     #[test]
     fn bad_clip_changes_change_nothing() {
         let mut records = crowd(4);
         let before = records.clone();
-        let cases: [(&[i32], &[i32], &[f32], &str); 4] = [
+        let cases: [BadCase; 4] = [
             (&[0, 4], &[0, 0], &[0.0, 0.0], "actor id 4"),
             (&[0, 1], &[0, 5], &[0.0, 0.0], "clip index 5"),
             (&[0, 1], &[0, 0], &[0.0, f32::NAN], "start time of entry 1"),
