@@ -151,7 +151,7 @@ func _add_actor(n: int) -> int:
 	c.begin()
 	var t := Time.get_ticks_usec()
 	for i in n:
-		c.add_actor(xf, 0, 0.5, 1.0)
+		c.add_actor(xf, 0, 0.5, 1.0, Color())
 	var took := Time.get_ticks_usec() - t
 	return took
 
@@ -159,7 +159,7 @@ func _add_actor(n: int) -> int:
 func _add_model(n: int, all_args: bool) -> int:
 	var c := crowd
 	c.begin()
-	c.add_actor(Transform3D(), 0, 0.0, 1.0)
+	c.add_actor(Transform3D(), 0, 0.0, 1.0, Color())
 	var t := Time.get_ticks_usec()
 	if all_args:
 		for i in n:
@@ -176,5 +176,5 @@ func _add_actor_untyped(n: int) -> int:
 	c.begin()
 	var t := Time.get_ticks_usec()
 	for i in n:
-		c.add_actor(xf, 0, 0.5, 1.0)
+		c.add_actor(xf, 0, 0.5, 1.0, Color())
 	return Time.get_ticks_usec() - t

@@ -118,9 +118,10 @@ func push_immediate(set_s: Dictionary, changers: PackedInt32Array, defaults := f
 	var prev_clips: PackedInt32Array = set_s.prev_clips
 	var prev_starts: PackedFloat32Array = set_s.prev_starts
 	var white := Color.WHITE
+	var no_custom := Color(0, 0, 0, 0)
 	c.begin()
 	for i in xforms.size():
-		c.add_actor(xforms[i], clips[i], starts[i], 1.0)
+		c.add_actor(xforms[i], clips[i], starts[i], 1.0, no_custom)
 		c.add_model(0, 0, white)
 		c.add_model(1, 0, white)
 		if i % 3 != 2:

@@ -226,6 +226,8 @@ pub fn pack_model_instance(actor: u32, look: u8) -> [u8; 4] {
 pub struct LookTable {
     index: HashMap<([u32; 4], u32), u8>,
     looks: Vec<([f32; 4], u32)>,
+    /// The last look asked for and its index.
+    last: Option<(([u32; 4], u32), u8)>,
 }
 
 impl LookTable {
@@ -238,13 +240,21 @@ impl LookTable {
     pub fn clear(&mut self) {
         self.index.clear();
         self.looks.clear();
+        self.last = None;
     }
 
     /// The index of the look, adding it if new; [`VatError::TooManyLooks`] once
     /// [`MAX_LOOKS`] distinct looks exist.
     pub fn index_of(&mut self, tint: [f32; 4], variation: u32) -> Result<u8> {
         let key = (tint.map(f32::to_bits), variation);
+        // Immediate mode asks for the same look model after model: skip the hash then.
+        if let Some((last, i)) = self.last {
+            if last == key {
+                return Ok(i);
+            }
+        }
         if let Some(&i) = self.index.get(&key) {
+            self.last = Some((key, i));
             return Ok(i);
         }
         if self.looks.len() >= MAX_LOOKS as usize {
@@ -253,6 +263,7 @@ impl LookTable {
         let i = self.looks.len() as u8;
         self.index.insert(key, i);
         self.looks.push((tint, variation));
+        self.last = Some((key, i));
         Ok(i)
     }
 

@@ -12,7 +12,7 @@ use godot::prelude::*;
 /// True on the main thread; elsewhere prints one error naming `class.what` and returns false,
 /// so the caller returns at once (with its "nothing done" value).
 pub fn on_main_thread(class: &str, what: &str) -> bool {
-    if godot::init::is_main_thread() {
+    if is_main_thread_cached() {
         return true;
     }
     godot_error!(
@@ -38,3 +38,20 @@ macro_rules! main_thread_only {
     };
 }
 pub(crate) use main_thread_only;
+
+thread_local! {
+    /// Whether this thread is Godot's main thread, once asked (0: not yet, 1: yes, 2: no).
+    static MAIN: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+/// gdext's main-thread test, remembered per thread: it calls `std::thread::current()`, which
+/// measured about a fifth of an immediate-mode call's own time, and no thread becomes or stops
+/// being the main thread.
+fn is_main_thread_cached() -> bool {
+    MAIN.with(|m| {
+        if m.get() == 0 {
+            m.set(if godot::init::is_main_thread() { 1 } else { 2 });
+        }
+        m.get() == 1
+    })
+}
