@@ -9,6 +9,10 @@ impl AnimatedActorMeshInstance {
     /// Draws, redraws or removes the editor preview; true while one shows (the crowd clock then
     /// runs in the editor).
     pub(super) fn update_preview(&mut self) -> bool {
+        // The common case, every frame of a game: nothing shown, nothing to show.
+        if self.preview.is_none() && (self.preview_count <= 0 || !editor::in_editor()) {
+            return false;
+        }
         let name = self.base().get_name().to_string();
         // Models that cannot draw together are the configuration warnings' to report.
         let wanted = if editor::model_problems(&self.models).is_empty() {

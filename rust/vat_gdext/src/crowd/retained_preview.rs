@@ -8,6 +8,10 @@ impl AnimatedMeshInstance {
     /// Draws, redraws or removes the editor preview; true while one shows (the crowd clock then
     /// runs in the editor).
     pub(super) fn update_preview(&mut self) -> bool {
+        // The common case, every frame of a game: nothing shown, nothing to show.
+        if self.preview.is_none() && (self.preview_count <= 0 || !editor::in_editor()) {
+            return false;
+        }
         let name = self.base().get_name().to_string();
         let models: Vec<Gd<VertexAnimation>> = self.animation.iter().cloned().collect();
         let wanted = preview::wanted(
