@@ -1,7 +1,10 @@
 # An editor session as a user has it, run by `cargo xtask test --tier package` in the project
 # the addon zip was installed into: bake through the inspector button's callable, save twice,
 # build a scene with every vat_crowd class, select each in the inspector, save the scene,
-# reopen it. The log must hold no panic, no ERROR and end with "EDITOR CHECK: passed".
+# reopen it; capture the editor preview in the 3D viewport (preview_check.gd) and check that a
+# scene saved while it shows holds neither preview instances nor the clock; read every class's
+# F1 help (docs_check.gd). The log must hold no panic, no ERROR and end with
+# "EDITOR CHECK: passed".
 # Installed as its own plugin next to vat_crowd; does nothing unless Godot got
 # `-- --vat-editor-check`.
 @tool
@@ -10,6 +13,8 @@ extends EditorPlugin
 const CHARACTER := "res://character.glb"
 const BAKED := "res://character.res"
 const SCENE := "res://crowd.tscn"
+const PreviewCheck := preload("preview_check.gd")
+const DocsCheck := preload("docs_check.gd")
 
 var _failures: PackedStringArray = []
 
@@ -78,7 +83,27 @@ func _run() -> void:
 	var scene := EditorInterface.get_edited_scene_root()
 	_check(scene != null, "the scene opens")
 	if scene != null:
+		var preview := PreviewCheck.new(self)
+		await preview.run(scene, va)
+		_failures.append_array(preview.failures)
+		print("EDITOR CHECK: saving while the preview shows")
+		EditorInterface.mark_scene_as_unsaved()
+		EditorInterface.save_scene()
+		await _frames(10)
+		var saved := FileAccess.get_file_as_string(SCENE)
+		_check(saved.contains("preview_count = 4"), "the preview setting is saved (the check sees stored properties)")
+		_check(saved.count("[node ") == 4, "the saved scene holds its 4 nodes and no other:\n" + saved)
+		_check(not saved.contains("MultiMesh"), "no preview MultiMesh is saved")
+		_check(not saved.contains("\ntime ="), "the crowd clock is not saved while the preview runs it")
+		EditorInterface.reload_scene_from_path(SCENE)
+		await _frames(30)
+		scene = EditorInterface.get_edited_scene_root()
+		var reopened: Node = scene.get_node("Single")
+		_check(reopened.get_instance_count() == 4, "the reopened scene previews from its setting (%d instances)" % reopened.get_instance_count())
 		var single_node := scene.get_node("Single")
+		# As a @tool script would: instances of its own need the preview off.
+		single_node.preview_count = 0
+		await _frames(2)
 		single_node.add_instance(Transform3D.IDENTITY, 0)
 		for n in scene.get_children():
 			print("EDITOR CHECK: inspecting " + n.name)
@@ -98,5 +123,8 @@ func _run() -> void:
 	_check(EditorInterface.get_edited_scene_root() != null, "the scene reopens")
 	EditorInterface.close_scene()
 	await _frames(10)
+	var docs := DocsCheck.new(self)
+	await docs.run()
+	_failures.append_array(docs.failures)
 	print("EDITOR CHECK: " + ("passed" if _failures.is_empty() else "FAILED: " + ", ".join(_failures)))
 	get_tree().quit(0 if _failures.is_empty() else 1)

@@ -131,3 +131,25 @@ func test_baker_warnings() -> void:
 	root.add_child(lone)
 	lone.targets = [own] as Array[VertexAnimation]
 	check_eq(lone.get_configuration_warnings().size(), 0, "targets with their own source_scene need no character")
+
+
+func test_preview_never_runs_in_a_game() -> void:
+	# The editor preview is drawn only under Engine.is_editor_hint() (checked in the real editor
+	# by the package tier's editor check); in a game the same settings draw nothing.
+	check(not Engine.is_editor_hint(), "tests run outside the editor")
+	var m := AnimatedMeshInstance.new()
+	check_eq(m.preview_count, 1, "AnimatedMeshInstance.preview_count defaults to 1")
+	m.animation = soldier_body()
+	m.preview_count = 9
+	m.preview_clip = "walk"
+	root.add_child(m)
+	var a := AnimatedActorMeshInstance.new()
+	check_eq(a.preview_count, 1, "AnimatedActorMeshInstance.preview_count defaults to 1")
+	a.models = [soldier_body()] as Array[VertexAnimation]
+	a.preview_count = 9
+	root.add_child(a)
+	await frames(3)
+	check_eq(m.get_instance_count(), 0, "no preview instance at run time")
+	check_eq(a.get_actor_count(), 0, "no preview actor at run time")
+	var text := _tscn_text(m, "editor_preview_settings")
+	check("preview_count = 9" in text and "preview_clip = \"walk\"" in text, "the preview settings are saved:\n" + text)

@@ -13,6 +13,7 @@
 //! * [`lod_distance`]: the LOD formula the bake and the crowd nodes share.
 //! * [`clock`]: keep the shader's f32 time small with an f64 clock that rebases.
 //! * [`clip_end`]: clip times and finished clips from the clock and the clip table (game queries).
+//! * [`preview`]: the editor preview's clip and grid.
 //!
 //! [`baked`] checks that a stored bake's fields agree before anything reads them.
 //! [`layout`] holds the constants the shader shares; [`half`] the f16 conversions; [`octahedral`]
@@ -40,6 +41,7 @@ pub mod lod_distance;
 pub mod lod_mesh;
 pub mod motion;
 pub mod octahedral;
+pub mod preview;
 pub mod skin;
 pub mod skin_encode;
 pub mod slots;

@@ -26,6 +26,9 @@ mod actor_node;
 #[path = "crowd/queries.rs"]
 mod queries;
 
+#[path = "crowd/actor_preview.rs"]
+mod actor_preview;
+
 crate::crowd::frame_api::frame_api!(AnimatedActorMeshInstance, "AnimatedActorMeshInstance");
 
 /// Draws crowds of actors, each carrying several models (body, sword, shield…) that share the
@@ -51,7 +54,8 @@ pub struct AnimatedActorMeshInstance {
     #[init(val = 1)]
     cast_shadow: i32,
     /// The crowd clock in seconds (kept in double precision; the shader sees it rebased). Shown
-    /// in the inspector but never saved in scenes, and it stands still in the editor.
+    /// in the inspector but never saved in scenes; in the editor it stands still except while the
+    /// preview (`preview_count`) shows.
     #[var(get = get_time, set = set_time, usage_flags = [EDITOR])]
     time: PhantomVar<f64>,
     /// Stops the crowd clock.
@@ -120,7 +124,24 @@ pub struct AnimatedActorMeshInstance {
     #[export]
     lod_interpolate: bool,
 
+    /// How many actors the editor shows, each carrying every model, in a grid centred on the node
+    /// playing `preview_clip`, so the bake can be seen without running the game (0: no preview;
+    /// at most 10000). Only in the editor: a game never shows them, and they are never saved with
+    /// the scene. While it shows, the preview replaces actors a `@tool` script adds (set 0 to
+    /// drive the node from one), and the crowd clock runs; otherwise it stands still there.
+    #[export(range = (0.0, 100.0, 1.0, or_greater))]
+    #[var(get = get_preview_count, set = set_preview_count)]
+    #[init(val = 1)]
+    preview_count: i32,
+    /// The clip the editor preview plays: a clip's name, or its index; empty: the first clip.
+    #[export]
+    preview_clip: GString,
+
     clock: CrowdClock,
+    /// The editor preview shown now, if any.
+    preview: Option<crate::crowd::preview::Shown>,
+    /// The last preview_clip error reported.
+    preview_error: Option<String>,
     /// The last culling-camera error reported.
     view_error: Option<String>,
     gpu: Option<CrowdGpu>,
@@ -171,6 +192,7 @@ impl INode3D for AnimatedActorMeshInstance {
                 self.reset_gpu();
                 if models {
                     self.base_mut().update_configuration_warnings();
+                    self.base_mut().notify_property_list_changed();
                 }
             }
             Err(e) => godot_error!("vat_crowd: AnimatedActorMeshInstance: {e}; nothing changed"),
@@ -179,7 +201,8 @@ impl INode3D for AnimatedActorMeshInstance {
     }
 
     fn process(&mut self, delta: f64) {
-        if clock_runs(self.paused, editor::in_editor(), editor::EDITOR_PREVIEW) {
+        let previewing = self.update_preview();
+        if clock_runs(self.paused, editor::in_editor(), previewing) {
             let dt = delta * self.speed_scale;
             let old_origin = self.clock.origin();
             self.clock.advance(dt);
@@ -195,6 +218,13 @@ impl INode3D for AnimatedActorMeshInstance {
 
     fn get_configuration_warnings(&self) -> PackedStringArray {
         self.configuration_warnings()
+    }
+
+    fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
+        crate::crowd::preview::suggest_clips(
+            property,
+            self.models.iter_shared().flatten().next().as_ref(),
+        );
     }
 }
 
@@ -243,6 +273,7 @@ impl AnimatedActorMeshInstance {
         self.models = models;
         self.reset_gpu();
         self.base_mut().update_configuration_warnings();
+        self.base_mut().notify_property_list_changed();
     }
 
     /// Sets the per-model material overrides and rebuilds the crowd's GPU objects (an untyped
@@ -346,6 +377,24 @@ impl AnimatedActorMeshInstance {
             self.full_transform = full;
             self.reset_gpu();
         }
+    }
+
+    /// Actors the editor preview shows (0: none).
+    #[func]
+    fn get_preview_count(&self) -> i32 {
+        main_thread_only!("AnimatedActorMeshInstance", "get_preview_count");
+        self.preview_count
+    }
+
+    /// Sets `preview_count` (0 to 10000; other values are refused with an error).
+    #[func]
+    fn set_preview_count(&mut self, count: i32) {
+        main_thread_only!("AnimatedActorMeshInstance", "set_preview_count");
+        self.preview_count = crate::crowd::preview::checked_count(
+            "AnimatedActorMeshInstance",
+            count,
+            self.preview_count,
+        );
     }
 
     /// The crowd clock in seconds.

@@ -26,6 +26,9 @@ mod retained_node;
 #[path = "crowd/retained_queries.rs"]
 mod retained_queries;
 
+#[path = "crowd/retained_preview.rs"]
+mod retained_preview;
+
 crate::crowd::frame_api::frame_api!(AnimatedMeshInstance, "AnimatedMeshInstance");
 use retained_node::play;
 
@@ -49,7 +52,8 @@ pub struct AnimatedMeshInstance {
     #[init(val = 1)]
     cast_shadow: i32,
     /// The crowd clock in seconds (double precision; the shader sees it rebased). Shown in the
-    /// inspector but never saved in scenes, and it stands still in the editor.
+    /// inspector but never saved in scenes; in the editor it stands still except while the
+    /// preview (`preview_count`) shows.
     #[var(get = get_time, set = set_time, usage_flags = [EDITOR])]
     time: PhantomVar<f64>,
     /// Stops the crowd clock.
@@ -115,7 +119,24 @@ pub struct AnimatedMeshInstance {
     #[export]
     lod_interpolate: bool,
 
+    /// How many instances the editor shows, in a grid centred on the node playing
+    /// `preview_clip`, so the bake can be seen without running the game (0: no preview; at most
+    /// 10000). Only in the editor: a game never shows them, and they are never saved with the
+    /// scene. While it shows, the preview replaces instances a `@tool` script adds (set 0 to
+    /// drive the node from one), and the crowd clock runs; otherwise it stands still there.
+    #[export(range = (0.0, 100.0, 1.0, or_greater))]
+    #[var(get = get_preview_count, set = set_preview_count)]
+    #[init(val = 1)]
+    preview_count: i32,
+    /// The clip the editor preview plays: a clip's name, or its index; empty: the first clip.
+    #[export]
+    preview_clip: GString,
+
     clock: CrowdClock,
+    /// The editor preview shown now, if any.
+    preview: Option<crate::crowd::preview::Shown>,
+    /// The last preview_clip error reported.
+    preview_error: Option<String>,
     /// The last culling-camera error reported.
     view_error: Option<String>,
     gpu: Option<CrowdGpu>,
@@ -132,7 +153,8 @@ pub struct AnimatedMeshInstance {
 #[godot_api]
 impl INode3D for AnimatedMeshInstance {
     fn process(&mut self, delta: f64) {
-        if clock_runs(self.paused, editor::in_editor(), editor::EDITOR_PREVIEW) {
+        let previewing = self.update_preview();
+        if clock_runs(self.paused, editor::in_editor(), previewing) {
             let old = self.clock.origin();
             self.clock.advance(delta);
             if self.clock.origin() != old {
@@ -151,6 +173,10 @@ impl INode3D for AnimatedMeshInstance {
 
     fn get_configuration_warnings(&self) -> PackedStringArray {
         self.configuration_warnings()
+    }
+
+    fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
+        crate::crowd::preview::suggest_clips(property, self.animation.as_ref());
     }
 }
 
@@ -191,6 +217,7 @@ impl AnimatedMeshInstance {
         self.animation = animation;
         self.reset_gpu();
         self.base_mut().update_configuration_warnings();
+        self.base_mut().notify_property_list_changed();
     }
 
     /// Sets the material override.
@@ -295,6 +322,21 @@ impl AnimatedMeshInstance {
             self.full_transform = full;
             self.reset_gpu();
         }
+    }
+
+    /// Instances the editor preview shows (0: none).
+    #[func]
+    fn get_preview_count(&self) -> i32 {
+        main_thread_only!("AnimatedMeshInstance", "get_preview_count");
+        self.preview_count
+    }
+
+    /// Sets `preview_count` (0 to 10000; other values are refused with an error).
+    #[func]
+    fn set_preview_count(&mut self, count: i32) {
+        main_thread_only!("AnimatedMeshInstance", "set_preview_count");
+        self.preview_count =
+            crate::crowd::preview::checked_count("AnimatedMeshInstance", count, self.preview_count);
     }
 
     /// The crowd clock in seconds.

@@ -1,4 +1,4 @@
-//! What the nodes show and do in the editor: the editor-hint clock rule and the texts of their
+//! What the nodes show and do in the editor: whether they run in it, and the texts of their
 //! configuration warnings (the yellow triangle in the Scene dock).
 //!
 //! The warnings are built here, from the nodes' properties, so each node's
@@ -8,10 +8,6 @@ use godot::classes::Engine;
 use godot::prelude::*;
 
 use crate::vertex_animation::VertexAnimation;
-
-/// Whether an editor preview asks the crowd clocks to run in the editor. There is no preview
-/// yet; when one comes it sets this per node instead of the constant.
-pub const EDITOR_PREVIEW: bool = false;
 
 /// True while running inside the editor (`Engine.is_editor_hint()`).
 pub fn in_editor() -> bool {

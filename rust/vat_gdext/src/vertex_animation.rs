@@ -116,12 +116,13 @@ pub struct VertexAnimation {
     clip_names: PackedStringArray,
     // The four `INTERNAL` fields below are saved (STORAGE) but are no API: no EDITOR flag keeps
     // them out of the inspector, INTERNAL out of the class reference (F1), which Godot builds
-    // from the registered properties and skips INTERNAL ones in (`DocTools::generate`).
+    // from the registered properties and skips INTERNAL ones in (`DocTools::generate`). Their
+    // accessors start with `_`, which keeps them out of F1's method list too.
     /// Baked: per clip first frame, frame count, fps, duration (s), looped (1/0).
-    #[var(pub, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
+    #[var(get = _get_clip_table, set = _set_clip_table, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
     clip_table: PackedFloat32Array,
     /// Baked: per clip bounds as min xyz, max xyz.
-    #[var(pub, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
+    #[var(get = _get_clip_bounds_table, set = _set_clip_bounds_table, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
     clip_bounds_table: PackedFloat32Array,
     /// Baked: decoded position = encoding_offset + stored * encoding_scale.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
@@ -131,11 +132,11 @@ pub struct VertexAnimation {
     #[init(val = Vector3::ONE)]
     encoding_scale: Vector3,
     /// Baked: precision the textures were written with (0 half, 1 float).
-    #[var(pub, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
+    #[var(get = _get_baked_precision, set = _set_baked_precision, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
     baked_precision: i32,
     /// Baked: per clip, the average velocity of the root bone (units per second, character root
     /// space, measured before any in-place removal); see `get_clip_root_velocity`.
-    #[var(pub, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
+    #[var(get = _get_clip_root_velocities, set = _set_clip_root_velocities, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
     clip_root_velocities: PackedVector3Array,
     /// Baked: which custom vertex channel (0-3: CUSTOM0-CUSTOM3) of `mesh` holds each vertex's VAT
     /// column; the first one the source meshes leave free. Shaders read it through `VAT_COLUMN`.
@@ -226,6 +227,54 @@ impl VertexAnimation {
     #[func]
     pub fn get_bake_stats(&self) -> VarDictionary {
         self.stats.clone()
+    }
+
+    /// Internal: the saved `clip_table` (no API; see the field).
+    #[func]
+    pub fn _get_clip_table(&self) -> PackedFloat32Array {
+        self.clip_table.clone()
+    }
+
+    /// Internal: restores the saved `clip_table` (no API; see the field).
+    #[func]
+    fn _set_clip_table(&mut self, value: PackedFloat32Array) {
+        self.clip_table = value;
+    }
+
+    /// Internal: the saved `clip_bounds_table` (no API; see the field).
+    #[func]
+    pub fn _get_clip_bounds_table(&self) -> PackedFloat32Array {
+        self.clip_bounds_table.clone()
+    }
+
+    /// Internal: restores the saved `clip_bounds_table` (no API; see the field).
+    #[func]
+    fn _set_clip_bounds_table(&mut self, value: PackedFloat32Array) {
+        self.clip_bounds_table = value;
+    }
+
+    /// Internal: the saved `baked_precision` (no API; see the field).
+    #[func]
+    pub fn _get_baked_precision(&self) -> i32 {
+        self.baked_precision
+    }
+
+    /// Internal: restores the saved `baked_precision` (no API; see the field).
+    #[func]
+    fn _set_baked_precision(&mut self, value: i32) {
+        self.baked_precision = value;
+    }
+
+    /// Internal: the saved `clip_root_velocities` (no API; see the field).
+    #[func]
+    pub fn _get_clip_root_velocities(&self) -> PackedVector3Array {
+        self.clip_root_velocities.clone()
+    }
+
+    /// Internal: restores the saved `clip_root_velocities` (no API; see the field).
+    #[func]
+    fn _set_clip_root_velocities(&mut self, value: PackedVector3Array) {
+        self.clip_root_velocities = value;
     }
 
     /// Whether this resource holds baked data.

@@ -71,6 +71,10 @@ fn dispatch(args: &[String]) -> Result<ExitCode> {
         print!("{USAGE}");
         return Ok(ExitCode::FAILURE);
     };
+    if !matches!(command.as_str(), "help" | "--help" | "-h") {
+        // Every command works on a checkout: find it before doing anything.
+        util::find_repo_root()?;
+    }
     match command.as_str() {
         "build" => {
             let release = flags(rest, &["--release"])?.contains(&"--release");

@@ -179,7 +179,8 @@ fn checked(session: &Session, what: &str, args: Vec<String>) -> Result<()> {
 
 /// The editor session of tests/editor/editor_check.gd in the installed project, under the real
 /// renderer: bake through the inspector button, save, select every class, save and reopen a
-/// scene. Fails on any error, warning or panic in the log.
+/// scene, capture the crowd nodes' preview in the 3D viewport, read every class's F1 help. Fails
+/// on any error, warning or panic in the log.
 fn editor_check(project: &Path) -> Result<()> {
     let root = repo_root();
     let (dir, characters) = crate::test_godot::shared_characters(&root);
@@ -196,7 +197,12 @@ fn editor_check(project: &Path) -> Result<()> {
     fs::copy(character, project.join("character.glb"))?;
     let plugin = project.join("addons/vat_crowd_check");
     mkdirs(&plugin)?;
-    for f in ["editor_check.gd", "plugin.cfg"] {
+    for f in [
+        "editor_check.gd",
+        "preview_check.gd",
+        "docs_check.gd",
+        "plugin.cfg",
+    ] {
         fs::copy(root.join("tests/editor").join(f), plugin.join(f))?;
     }
     fs::write(

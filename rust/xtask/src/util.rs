@@ -17,34 +17,29 @@ macro_rules! bail {
 
 /// The repository root: the nearest directory at or above the current one whose Cargo.toml is
 /// this workspace (see `root::find_root`), so a binary shared by two checkouts through one
-/// `CARGO_TARGET_DIR` works on the checkout it runs in. Outside any checkout it falls back, with
-/// a note, to the checkout the binary was compiled from. Searched once per run.
+/// `CARGO_TARGET_DIR` works on the checkout it runs in. `main` calls [`find_repo_root`] first,
+/// so a run outside any checkout stops there with its error; searched once per run.
 pub fn repo_root() -> PathBuf {
-    static ROOT: OnceLock<PathBuf> = OnceLock::new();
-    ROOT.get_or_init(|| {
-        let cwd = env::current_dir().ok();
-        if let Some(root) = cwd.as_deref().and_then(crate::root::find_root) {
-            return root;
-        }
-        let compiled = compiled_root();
-        eprintln!(
-            "xtask: note: no vat_crowd workspace at or above {}; using {}, where xtask was built",
-            cwd.as_deref().unwrap_or(Path::new("?")).display(),
-            compiled.display()
-        );
-        compiled
-    })
-    .clone()
+    find_repo_root().unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The checkout this binary was compiled from (two levels above this crate's manifest).
-fn compiled_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest
-        .ancestors()
-        .nth(2)
-        .expect("rust/xtask sits two levels below the repository root")
-        .to_path_buf()
+/// [`repo_root`], or an error saying where the search started when no ancestor of the current
+/// directory is a vat_crowd workspace (the path compiled into the binary is never used: it names
+/// whichever checkout built it last).
+pub fn find_repo_root() -> Result<PathBuf> {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    if let Some(root) = ROOT.get() {
+        return Ok(root.clone());
+    }
+    let cwd = env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let root = crate::root::find_root(&cwd).ok_or_else(|| {
+        format!(
+            "no vat_crowd checkout at or above {}: no Cargo.toml there has a [workspace] whose \
+             members include rust/xtask; run `cargo xtask` from inside the checkout to work on",
+            cwd.display()
+        )
+    })?;
+    Ok(ROOT.get_or_init(|| root).clone())
 }
 
 /// Provisioned software lives here: `$VAT_CROWD_CACHE`, else `$XDG_CACHE_HOME/vat_crowd`,

@@ -16,6 +16,7 @@ pub mod guard;
 pub mod looks;
 pub mod material;
 pub mod model_data;
+pub mod preview;
 pub mod retained;
 pub mod slot;
 pub mod view;

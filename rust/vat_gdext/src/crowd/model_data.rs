@@ -54,7 +54,7 @@ pub fn crowd_shape(animations: &[Gd<VertexAnimation>]) -> CrowdShape {
     for a in animations {
         let a = a.bind();
         let whole = convert::bounds(a.get_bounds());
-        let table = a.get_clip_bounds_table();
+        let table = a._get_clip_bounds_table();
         let table = table.as_slice();
         let clips = a.get_clip_count().max(0) as usize;
         if clip_bounds.len() < clips {
