@@ -1,7 +1,8 @@
 # An editor session as a user has it, run by `cargo xtask test --tier package` in the project
 # the addon zip was installed into: bake through the inspector button's callable, save twice;
 # bake RobotExpressive through the inspector's Bake panel (clips picked in the clip picker, a
-# cancelled bake that changes nothing, a finished one undone and redone); build a scene with every vat_crowd class, select each in the inspector, save the scene,
+# cancelled bake that changes nothing, a finished one undone and redone), and a baker's target
+# through the baker's Bake panel (undone and redone); build a scene with every vat_crowd class, select each in the inspector, save the scene,
 # reopen it. The log must hold no panic, no ERROR and end with "EDITOR CHECK: passed".
 # Installed as its own plugin next to vat_crowd; does nothing unless Godot got
 # `-- --vat-editor-check`.
@@ -90,6 +91,7 @@ func _run() -> void:
 	if scene != null:
 		var single_node := scene.get_node("Single")
 		single_node.add_instance(Transform3D.IDENTITY, 0)
+		await _baker_panel_bake(scene)
 		for n in scene.get_children():
 			print("EDITOR CHECK: inspecting " + n.name)
 			EditorInterface.edit_node(n)
@@ -220,3 +222,38 @@ func _inspector_bake() -> void:
 	_check(va.get_lod_count() == levels, "redo put the LOD levels back")
 	EditorInterface.inspect_object(null)
 	await _frames(5)
+
+
+## A VertexAnimationBaker's Bake panel: a character under a baker (not saved with the scene), one
+## target, baked in steps, one undo action for the targets.
+func _baker_panel_bake(scene: Node) -> void:
+	print("EDITOR CHECK: the Bake panel of a VertexAnimationBaker")
+	var baker := VertexAnimationBaker.new()
+	baker.name = "PanelBaker"
+	baker.add_child((load(CHARACTER) as PackedScene).instantiate())
+	scene.add_child(baker)
+	var target := VertexAnimation.new()
+	baker.targets = [target] as Array[VertexAnimation]
+	var finished := []
+	baker.bake_finished.connect(func(error: int, _summary: String) -> void: finished.append(error))
+	EditorInterface.edit_node(baker)
+	await _frames(10)
+	var panel := _in_inspector(&"vat_crowd_bake_panel", "")
+	if _check(panel != null, "the baker's inspector shows the Bake panel"):
+		panel.bake_button.pressed.emit()
+		await _frames(1)
+		await _until_idle(panel.runner)
+		_check(target.is_baked(), "the baker's panel baked its target")
+		_check(finished == [OK], "bake_finished once, OK (%s)" % [finished])
+		var undo_redo := EditorInterface.get_editor_undo_redo()
+		var history := undo_redo.get_history_undo_redo(undo_redo.get_object_history_id(baker))
+		_check(history.get_current_action_name() == "Bake VertexAnimationBaker targets", "the baker's bake is one undo action (%s)" % history.get_current_action_name())
+		history.undo()
+		_check(not target.is_baked(), "undo unbakes the baker's target")
+		history.redo()
+		_check(target.is_baked(), "redo bakes it again")
+	EditorInterface.inspect_object(null)
+	await _frames(2)
+	scene.remove_child(baker)
+	baker.free()
+	await _frames(2)
