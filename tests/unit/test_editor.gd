@@ -1,5 +1,6 @@
 # What the crowd nodes show and keep in the editor: configuration warnings, the crowd clock kept
-# out of saved scenes, and internal VertexAnimation fields kept out of the inspector and F1.
+# out of saved scenes, internal VertexAnimation fields kept out of the inspector and F1, and the
+# VertexAnimation inspector's groups (Source, Bake, Baked) in reading order.
 extends VatTest
 
 const SOLDIER := "res://generated/soldier.tscn"
@@ -86,6 +87,71 @@ func test_internal_fields_are_saved_but_hidden() -> void:
 		check_eq(back.get(name), soldier_body().get(name), "%s survives a save and load" % name)
 	check(back.is_baked(), "the loaded resource is baked")
 	DirAccess.remove_absolute(ProjectSettings.globalize_path(path))
+
+
+## Property name -> [group, subgroup, usage] as the inspector reads the properties `object`'s own
+## class registers (up to the next class's category).
+func _inspector_layout(object: Object) -> Dictionary:
+	var out := {}
+	var group := ""
+	var subgroup := ""
+	var own := false
+	for p in object.get_property_list():
+		if p.usage & PROPERTY_USAGE_CATEGORY:
+			if own:
+				break
+			own = p.name == object.get_class()
+			continue
+		if not own:
+			continue
+		if p.usage & PROPERTY_USAGE_GROUP:
+			group = p.name
+			subgroup = ""
+		elif p.usage & PROPERTY_USAGE_SUBGROUP:
+			subgroup = p.name
+		else:
+			out[p.name] = [group, subgroup, p.usage]
+	out["_groups"] = _groups_in(object)
+	return out
+
+
+## The groups of `object`'s own class, in order.
+func _groups_in(object: Object) -> Array:
+	var groups := []
+	var own := false
+	for p in object.get_property_list():
+		if p.usage & PROPERTY_USAGE_CATEGORY:
+			if own:
+				break
+			own = p.name == object.get_class()
+		elif own and p.usage & PROPERTY_USAGE_GROUP:
+			groups.append(p.name)
+	return groups
+
+
+func test_inspector_reads_top_down() -> void:
+	var layout := _inspector_layout(soldier_body())
+	check_eq(layout["_groups"], ["Source", "Bake", "Baked"], "the groups, in order")
+	for name in ["source_scene", "animation_player", "meshes", "clips", "fps", "clip_fps", "precision",
+			"bake_normals", "texture_variations", "root_motion", "root_motion_bone"]:
+		check_eq(layout.get(name, [""])[0], "Source", "%s is a Source setting" % name)
+	for name in ["lod_distances", "lod_enabled", "lod1_ratio", "lod_head_bone", "lod2_triangles", "lod_voxel_size"]:
+		check_eq(layout.get(name, ["", ""]).slice(0, 2), ["Source", "LOD"], "%s is in Source > LOD" % name)
+	check_eq(layout.get("bake_button", [""])[0], "Bake", "the Bake button has its own group")
+	for name in ["mesh", "lod_meshes", "position_texture", "normal_texture", "clip_texture", "variations",
+			"vertex_count", "frame_count", "bounds", "clip_names", "column_channel"]:
+		var entry: Array = layout.get(name, ["", "", 0])
+		check_eq(entry[0], "Baked", "%s is in Baked" % name)
+		check(entry[2] & PROPERTY_USAGE_EDITOR != 0, "%s is shown" % name)
+		check(entry[2] & PROPERTY_USAGE_READ_ONLY != 0, "%s is read-only" % name)
+	for name in ["clip_table", "clip_bounds_table", "baked_precision", "clip_root_velocities",
+			"encoding_offset", "encoding_scale"]:
+		var entry: Array = layout.get(name, ["", "", 0])
+		check(entry[2] & PROPERTY_USAGE_STORAGE != 0, "%s is stored" % name)
+		check(entry[2] & PROPERTY_USAGE_EDITOR == 0, "%s is not in the inspector" % name)
+	var baker := VertexAnimationBaker.new()
+	check(_inspector_layout(baker).has("bake_button"), "the baker has its Bake button")
+	baker.free()
 
 
 func test_mesh_instance_warnings() -> void:

@@ -1,7 +1,5 @@
 //! `VertexAnimationBaker`: an editor node that bakes a character placed under it.
 
-use std::time::Instant;
-
 use godot::classes::notify::Node3DNotification;
 use godot::classes::{AnimationPlayer, INode3D, Node, Node3D, Skeleton3D};
 use godot::global::Error;
@@ -9,7 +7,9 @@ use godot::prelude::*;
 
 use crate::bake::scene::find_player;
 use crate::editor;
+use crate::vertex_animation::steps::BakeSource;
 use crate::vertex_animation::VertexAnimation;
+use crate::vertex_animation_bake_job::{BakeRun, VertexAnimationBakeJob};
 
 /// Put a character (e.g. an instanced .glb) under this node as its first child, add one
 /// VertexAnimation per model to `targets` (each may list its own `meshes` subset, e.g. the sword
@@ -31,7 +31,8 @@ pub struct VertexAnimationBaker {
     /// (targets are then saved as `<folder>/<character>_<index>.res`).
     #[export(file = "*.res")]
     output_path: GString,
-    /// Bakes every target now.
+    /// Bakes every target now. With the vat_crowd plugin enabled the inspector shows its own Bake
+    /// panel here instead (the bake in steps, with progress, Cancel and undo).
     #[export_tool_button(fn = Self::bake_from_inspector, name = "Bake", icon = "Bake")]
     bake_button: PhantomVar<Callable>,
     base: Base<Node3D>,
@@ -53,10 +54,11 @@ impl INode3D for VertexAnimationBaker {
 
 #[godot_api]
 impl VertexAnimationBaker {
-    /// Emitted after each target is baked.
+    /// Emitted after each target is baked (by `bake()` or a `start_bake()` job).
     #[signal]
     fn bake_progress(done: i32, total: i32);
-    /// Emitted when a bake ends, with its result and a one-line summary per target.
+    /// Emitted when a bake ends, with its result (ERR_SKIP for a cancelled job) and a one-line
+    /// summary per target (or the error).
     #[signal]
     fn bake_finished(error: i32, summary: GString);
 
@@ -81,7 +83,8 @@ impl VertexAnimationBaker {
         self.base_mut().update_configuration_warnings();
     }
 
-    /// Bakes every target and saves those that have (or get, from `output_path`) a file.
+    /// Bakes every target and saves those that have (or get, from `output_path`) a file. The
+    /// targets change only once all are baked: a failure leaves every one as it was.
     #[func]
     pub fn bake(&mut self) -> Error {
         if !godot::init::is_main_thread() {
@@ -90,20 +93,55 @@ impl VertexAnimationBaker {
             );
             return Error::ERR_UNAVAILABLE;
         }
-        let (err, summary) = match self.bake_all() {
-            Ok(s) => (Error::OK, s),
+        let (err, summary) = match self.run() {
+            Ok(mut run) => {
+                let mut told = 0;
+                while run.step() {
+                    told = self.tell_built(&run, told);
+                }
+                self.tell_built(&run, told);
+                run.result().cloned().expect("a finished run has a result")
+            }
+            Err(e) => (Error::FAILED, e),
+        };
+        if err != Error::OK {
+            godot_error!(
+                "vat_crowd: VertexAnimationBaker '{}': {summary}",
+                self.base().get_name()
+            );
+        }
+        self.signals()
+            .bake_finished()
+            .emit(err.ord(), &GString::from(summary.as_str()));
+        err
+    }
+
+    /// Starts a bake of every target that runs in steps (see VertexAnimationBakeJob): call the
+    /// job's `step()` once per frame until it returns false, or `cancel()` it. It emits this node's
+    /// `bake_progress` and `bake_finished`, and saves like `bake()`. Returns null (with one error)
+    /// when the baker is not set up to bake.
+    #[func]
+    pub fn start_bake(&mut self) -> Option<Gd<VertexAnimationBakeJob>> {
+        match self.run() {
+            Ok(run) => {
+                let resources = self.targets.iter_shared().flatten().collect();
+                let prefix = format!("VertexAnimationBaker '{}': ", self.base().get_name());
+                let me = self.to_gd().upcast::<Object>();
+                Some(VertexAnimationBakeJob::create(
+                    run,
+                    resources,
+                    prefix,
+                    Some(me),
+                ))
+            }
             Err(e) => {
                 godot_error!(
                     "vat_crowd: VertexAnimationBaker '{}': {e}",
                     self.base().get_name()
                 );
-                (Error::FAILED, e)
+                None
             }
-        };
-        self.signals()
-            .bake_finished()
-            .emit(err.ord(), &GString::from(summary.as_str()));
-        err
+        }
     }
 }
 
@@ -133,7 +171,9 @@ impl VertexAnimationBaker {
         Ok((root, player))
     }
 
-    fn bake_all(&mut self) -> Result<String, String> {
+    /// The bake of every target (not started): from its own `source_scene`, else from the
+    /// character under the baker.
+    fn run(&self) -> Result<BakeRun, String> {
         let targets: Vec<Gd<VertexAnimation>> = self
             .targets
             .iter_shared()
@@ -143,58 +183,55 @@ impl VertexAnimationBaker {
         if targets.is_empty() {
             return Err("no targets: add a VertexAnimation to bake into".into());
         }
-        let total = targets.len() as i32;
-        let mut lines = Vec::new();
-        for (i, mut target) in targets.into_iter().enumerate() {
-            let line = if target.bind().has_source_scene() {
-                if target.bind_mut().bake() != Error::OK {
-                    return Err(format!("targets[{i}] failed to bake (see the error above)"));
-                }
-                target
-                    .bind()
-                    .get_bake_stats()
-                    .get("summary")
-                    .map(|v| v.to_string())
-                    .unwrap_or_default()
+        let mut run = BakeRun::default();
+        for (i, target) in targets.into_iter().enumerate() {
+            let source = if target.bind().has_source_scene() {
+                BakeSource::Scene
             } else {
                 let (root, player) = self.character()?;
-                let name = root.get_name().to_string();
-                target
-                    .bind_mut()
-                    .bake_from_root(&root, player, &name, Instant::now())?
+                let scene_name = root.get_name().to_string();
+                BakeSource::Root {
+                    root,
+                    player,
+                    scene_name,
+                }
             };
-            self.save_target(&mut target, i)?;
-            lines.push(line);
-            self.signals().bake_progress().emit(i as i32 + 1, total);
+            let path = self.target_path(&target, i);
+            run.add(target, source, path, format!("targets[{i}]: "));
         }
-        Ok(lines.join("\n"))
+        Ok(run)
     }
 
-    fn save_target(&self, target: &mut Gd<VertexAnimation>, index: usize) -> Result<(), String> {
+    /// Emits `bake_progress` for the targets `run` built since `told` of them; returns the count.
+    fn tell_built(&mut self, run: &BakeRun, told: usize) -> usize {
+        let built = run.built_count();
+        let total = self.targets.len() as i32;
+        for done in told..built {
+            self.signals().bake_progress().emit(done as i32 + 1, total);
+        }
+        built
+    }
+
+    /// Where target `index` is saved: its own file, else one from `output_path`, else nowhere.
+    fn target_path(&self, target: &Gd<VertexAnimation>, index: usize) -> Option<String> {
         let own = target.get_path().to_string();
-        let path = if !own.is_empty() && !own.contains("::") {
-            own
+        if !own.is_empty() && !own.contains("::") {
+            Some(own)
         } else if self.output_path.is_empty() {
-            return Ok(());
+            None
         } else if self.output_path.to_string().ends_with(".res") && self.targets.len() == 1 {
-            self.output_path.to_string()
+            Some(self.output_path.to_string())
         } else {
             let name = self
                 .base()
                 .get_child(0)
                 .map(|c| c.get_name().to_string())
                 .unwrap_or_default();
-            format!(
+            Some(format!(
                 "{}/{}_{index}.res",
                 self.output_path.to_string().trim_end_matches('/'),
                 name
-            )
-        };
-        match target.bind_mut().save_to(path.as_str().into()) {
-            Error::OK => Ok(()),
-            e => Err(format!(
-                "could not save targets[{index}] to '{path}' ({e:?})"
-            )),
+            ))
         }
     }
 }

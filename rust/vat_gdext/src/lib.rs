@@ -17,6 +17,7 @@ mod crowd;
 mod editor;
 mod save;
 mod vertex_animation;
+mod vertex_animation_bake_job;
 mod workers;
 
 struct VatCrowdExtension;

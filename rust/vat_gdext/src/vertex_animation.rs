@@ -1,8 +1,9 @@
 //! `VertexAnimation`: a character to bake (source and settings) and what was baked from it.
 
+mod decode;
 mod lod;
-
-use std::time::Instant;
+mod state;
+pub(crate) mod steps;
 
 use godot::classes::{
     ArrayMesh, IResource, ImageTexture, PackedScene, Resource, Texture2D, Texture2DArray,
@@ -10,18 +11,16 @@ use godot::classes::{
 use godot::global::Error;
 use godot::prelude::*;
 use vat_core::clip::Clip;
-use vat_core::encode::{Bounds, EncodedVat, EncodingParams, Precision, VatLayout};
-use vat_core::skin_encode::SkinEncoder;
+use vat_core::encode::EncodedVat;
 
-use crate::bake::{collect, output, root_motion, sample, scene};
+use crate::bake::output;
 use crate::save::save_atomic;
+use crate::vertex_animation_bake_job::{BakeRun, VertexAnimationBakeJob};
 
 #[path = "bake/clip_specs.rs"]
 mod clip_specs;
 #[path = "bake/stored.rs"]
 mod stored;
-use crate::{convert, workers};
-use clip_specs::{bake_notes, frame_labels};
 
 /// Floats per clip in the stored clip table: first frame, frame count, fps, duration, looped.
 const CLIP_STRIDE: usize = 5;
@@ -42,6 +41,7 @@ pub struct VertexAnimation {
     /// The character scene to bake from.
     #[export]
     #[export_group(name = "Source")]
+    #[var(set = set_source_scene)]
     source_scene: Option<Gd<PackedScene>>,
     /// Path of the AnimationPlayer inside `source_scene`; empty means the first one found.
     #[export]
@@ -81,13 +81,46 @@ pub struct VertexAnimation {
     /// names a bone, else the first bone that a baked clip carries across the floor.
     #[export]
     root_motion_bone: StringName,
-    /// Bakes `source_scene` now and saves this resource if it has a file.
+    /// Where crowd LOD1 and LOD2 start, in metres, for an actor at scale 1 seen with a 30 degree
+    /// vertical field of view (any image height); later levels follow the same curve. Larger
+    /// actors switch proportionally farther, narrower views farther too
+    /// (`get_lod_switch_distances`).
+    #[export]
+    #[export_subgroup(name = "LOD")]
+    #[init(val = PackedFloat32Array::from(&vat_core::lod_distance::DEFAULT_SWITCH_DISTANCES))]
+    pub(crate) lod_distances: PackedFloat32Array,
+    /// Build LOD meshes when baking: LOD0 the source welded, LOD1 LOD0 simplified, LOD2 a small
+    /// closed remesh; all read one VAT holding only the columns they use. Off: `mesh` is the
+    /// source as it is and the VAT has one column per source vertex.
+    #[export]
+    #[init(val = true)]
+    pub(crate) lod_enabled: bool,
+    /// LOD1's share of LOD0's triangles (the head keeps more).
+    #[export(range = (0.05, 1.0, 0.01))]
+    #[init(val = 0.52)]
+    pub(crate) lod1_ratio: f32,
+    /// The bone whose region gets LOD1's larger head budget; empty: the first bone whose name
+    /// contains "head" (any case).
+    #[export]
+    pub(crate) lod_head_bone: GString,
+    /// LOD2's triangle target (must be below the source's triangle count).
+    #[export(range = (1.0, 5000.0, 1.0, or_greater))]
+    #[init(val = 300)]
+    pub(crate) lod2_triangles: i32,
+    /// Voxel size of LOD2's remesh, in the character's units; 0: chosen from the character's size.
+    #[export(range = (0.0, 1.0, 0.001, or_greater))]
+    pub(crate) lod_voxel_size: f32,
+    /// Bakes `source_scene` now and saves this resource if it has a file. With the vat_crowd
+    /// plugin enabled the inspector shows its own Bake panel here instead (the bake in steps, with
+    /// progress, Cancel and undo); this button, for projects without the plugin, bakes in one go.
     #[export_tool_button(fn = Self::bake_from_inspector, name = "Bake", icon = "Bake")]
+    #[export_group(name = "Bake")]
     bake_button: PhantomVar<Callable>,
 
     /// Baked: the combined render mesh (all baked MeshInstance3Ds, surfaces and materials kept;
     /// each vertex's VAT column in the custom channel `column_channel`).
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    #[export_group(name = "Baked")]
     mesh: Option<Gd<ArrayMesh>>,
     /// Baked: vertex positions of every frame (RGBAH or RGBAF, linear layout).
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
@@ -114,7 +147,8 @@ pub struct VertexAnimation {
     /// Baked: clip names, in table order.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     clip_names: PackedStringArray,
-    // The four `INTERNAL` fields below are saved (STORAGE) but are no API: no EDITOR flag keeps
+    // `encoding_offset` and `encoding_scale` are API but raw numbers: stored, not in the
+    // inspector. The four `INTERNAL` fields below are saved (STORAGE) but are no API: no EDITOR flag keeps
     // them out of the inspector, INTERNAL out of the class reference (F1), which Godot builds
     // from the registered properties and skips INTERNAL ones in (`DocTools::generate`). Their
     // accessors start with `_`, which keeps them out of F1's method list too.
@@ -125,10 +159,10 @@ pub struct VertexAnimation {
     #[var(get = _get_clip_bounds_table, set = _set_clip_bounds_table, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
     clip_bounds_table: PackedFloat32Array,
     /// Baked: decoded position = encoding_offset + stored * encoding_scale.
-    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    #[var(pub, usage_flags = [STORAGE, READ_ONLY])]
     encoding_offset: Vector3,
     /// Baked: see `encoding_offset`.
-    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    #[var(pub, usage_flags = [STORAGE, READ_ONLY])]
     #[init(val = Vector3::ONE)]
     encoding_scale: Vector3,
     /// Baked: precision the textures were written with (0 half, 1 float).
@@ -142,35 +176,6 @@ pub struct VertexAnimation {
     /// column; the first one the source meshes leave free. Shaders read it through `VAT_COLUMN`.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     column_channel: i32,
-    /// Where crowd LOD1 and LOD2 start, in metres, for an actor at scale 1 seen with a 30 degree
-    /// vertical field of view (any image height); later levels follow the same curve. Larger
-    /// actors switch proportionally farther, narrower views farther too
-    /// (`get_lod_switch_distances`).
-    #[export]
-    #[export_group(name = "LOD")]
-    #[init(val = PackedFloat32Array::from(&vat_core::lod_distance::DEFAULT_SWITCH_DISTANCES))]
-    pub(crate) lod_distances: PackedFloat32Array,
-    /// Build LOD meshes when baking: LOD0 the source welded, LOD1 LOD0 simplified, LOD2 a small
-    /// closed remesh; all read one VAT holding only the columns they use. Off: `mesh` is the
-    /// source as it is and the VAT has one column per source vertex.
-    #[export]
-    #[init(val = true)]
-    pub(crate) lod_enabled: bool,
-    /// LOD1's share of LOD0's triangles (the head keeps more).
-    #[export(range = (0.05, 1.0, 0.01))]
-    #[init(val = 0.52)]
-    pub(crate) lod1_ratio: f32,
-    /// The bone whose region gets LOD1's larger head budget; empty: the first bone whose name
-    /// contains "head" (any case).
-    #[export]
-    pub(crate) lod_head_bone: GString,
-    /// LOD2's triangle target (must be below the source's triangle count).
-    #[export(range = (1.0, 5000.0, 1.0, or_greater))]
-    #[init(val = 300)]
-    pub(crate) lod2_triangles: i32,
-    /// Voxel size of LOD2's remesh, in the character's units; 0: chosen from the character's size.
-    #[export(range = (0.0, 1.0, 0.001, or_greater))]
-    pub(crate) lod_voxel_size: f32,
     /// Baked: the meshes of LOD1, LOD2, ... (LOD0 is `mesh`), drawn over the same textures.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     pub(crate) lod_meshes: Array<Gd<ArrayMesh>>,
@@ -190,9 +195,31 @@ impl IResource for VertexAnimation {}
 
 #[godot_api]
 impl VertexAnimation {
-    /// Emitted after each clip is sampled during a bake.
+    /// Emitted after each clip is sampled during a bake (`bake()` or a `start_bake()` job):
+    /// `done` clips of `total`.
     #[signal]
     fn bake_progress(done: i32, total: i32);
+
+    /// Starts a bake of `source_scene` that runs in steps: call the job's `step()` once per frame
+    /// until it returns false, or `cancel()` it. This resource changes only in the job's last
+    /// step, all at once (a failed or cancelled job changes nothing); it is not saved. The
+    /// inspector's Bake panel runs this.
+    #[func]
+    pub fn start_bake(&self) -> Gd<VertexAnimationBakeJob> {
+        let mut run = BakeRun::default();
+        run.add(self.to_gd(), steps::BakeSource::Scene, None, String::new());
+        let mut resources = Array::new();
+        resources.push(&self.to_gd());
+        VertexAnimationBakeJob::create(run, resources, "bake failed: ".into(), None)
+    }
+
+    /// Sets the character scene to bake from (and refreshes the inspector, whose clip picker
+    /// lists the new scene's clips).
+    #[func]
+    pub fn set_source_scene(&mut self, scene: Option<Gd<PackedScene>>) {
+        self.source_scene = scene;
+        self.base_mut().notify_property_list_changed();
+    }
 
     /// Bakes `source_scene` into this resource. Needs a running SceneTree (editor, game, or
     /// `bake.gd`). On failure prints one error saying what and where, and keeps the previous bake.
@@ -480,317 +507,5 @@ impl VertexAnimation {
             return None;
         }
         Some(clips[clip as usize].clone())
-    }
-
-    fn decode(&mut self, clip: i32, frame: i32, normals: bool) -> PackedVector3Array {
-        let Some(c) = self.clip_checked(clip) else {
-            return PackedVector3Array::new();
-        };
-        if frame < 0 || frame as u32 >= c.frame_count {
-            godot_error!(
-                "vat_crowd: frame {frame} out of range for clip '{}' ({} frames)",
-                c.name,
-                c.frame_count
-            );
-            return PackedVector3Array::new();
-        }
-        let Some(vat) = self.encoded() else {
-            godot_error!("vat_crowd: '{}' is not baked", self.name_for_messages());
-            return PackedVector3Array::new();
-        };
-        let f = c.first_frame + frame as u32;
-        if normals {
-            if !vat.params.normals {
-                return PackedVector3Array::new();
-            }
-            convert::to_vector3s(&vat_core::encode::decode_frame_normals(vat, f))
-        } else {
-            convert::to_vector3s(&vat_core::encode::decode_frame(vat, f))
-        }
-    }
-
-    /// The encoded VAT rebuilt from the stored textures: cached, rebuilt when a texture is
-    /// replaced, and `None` (with one error) when the stored fields disagree.
-    fn encoded(&mut self) -> Option<&EncodedVat<output::GodotBytes>> {
-        let ids = [
-            self.position_texture.as_ref().map(|t| t.instance_id()),
-            self.normal_texture.as_ref().map(|t| t.instance_id()),
-        ];
-        if self.cache.as_ref().is_some_and(|(_, key)| *key != ids) {
-            self.cache = None;
-        }
-        // Every field (not only the textures) may have been set since: check them each time.
-        if self.looks_unbaked() || self.stored_problem().is_some() {
-            return None;
-        }
-        if self.cache.is_none() {
-            let positions = self.position_texture.as_ref()?.get_image()?.get_data();
-            let normals = match &self.normal_texture {
-                Some(t) => t.get_image()?.get_data(),
-                None => PackedByteArray::new(),
-            };
-            let layout = VatLayout::new(self.vertex_count as u32, self.frame_count as u32).ok()?;
-            let params = EncodingParams {
-                precision: if self.baked_precision == 1 {
-                    Precision::Float
-                } else {
-                    Precision::Half
-                },
-                offset: convert::vec3(self.encoding_offset),
-                scale: convert::vec3(self.encoding_scale),
-                normals: !normals.is_empty(),
-            };
-            let needed =
-                |p, n| layout.texel_count() * vat_core::encode::bytes_per_vertex_frame(p, n);
-            if positions.len() < needed(params.precision, false)
-                || (params.normals
-                    && normals.len()
-                        < needed(params.precision, true) - needed(params.precision, false))
-            {
-                godot_error!(
-                    "vat_crowd: '{}' has texture data of the wrong size (corrupt resource?)",
-                    self.name_for_messages()
-                );
-                return None;
-            }
-            let vat = EncodedVat {
-                layout,
-                params,
-                positions: output::GodotBytes(positions),
-                normals: output::GodotBytes(normals),
-                bounds: convert::bounds(self.bounds),
-                clip_bounds: Vec::new(),
-            };
-            self.cache = Some((vat, ids));
-        }
-        self.cache.as_ref().map(|(vat, _)| vat)
-    }
-
-    fn bake_impl(&mut self) -> Result<String, String> {
-        let t_start = Instant::now();
-        let scene = self.source_scene.clone().ok_or_else(|| {
-            format!(
-                "'{}' has no source_scene to bake from",
-                self.name_for_messages()
-            )
-        })?;
-        let scene_name = {
-            let p = scene.get_path().to_string();
-            if p.is_empty() {
-                "<unsaved scene>".to_string()
-            } else {
-                p
-            }
-        };
-        let instance = scene::Instance::new(&scene, &scene_name)?;
-        let player = instance.animation_player(&self.animation_player, &scene_name)?;
-        let summary = self.bake_from_root(&instance.root, player, &scene_name, t_start);
-        drop(instance);
-        summary
-    }
-
-    /// Bakes the character under `root` (already in the scene tree), animated by `player`.
-    pub fn bake_from_root(
-        &mut self,
-        root: &Gd<godot::classes::Node>,
-        mut player: Gd<godot::classes::AnimationPlayer>,
-        scene_name: &str,
-        t_start: Instant,
-    ) -> Result<String, String> {
-        let subset: Vec<NodePath> = self.meshes.iter_shared().collect();
-        let mut character = collect::collect(root, &subset, scene_name)?;
-        let sources: Vec<_> = character.meshes.iter().map(|m| m.source.clone()).collect();
-        vat_core::skin::validate(&sources).map_err(|e| format!("{e} (in '{scene_name}')"))?;
-
-        let specs = self.clip_specs(&player, scene_name)?;
-        let clips =
-            vat_core::clip::plan_clips(&specs).map_err(|e| format!("{e} (in '{scene_name}')"))?;
-        let total_frames = vat_core::clip::total_frames(&clips);
-        output::check_variation_count(self.texture_variations.len(), &self.name_for_messages())?;
-        // Refuse an oversized character before spending time sampling it.
-        VatLayout::new(character.vertex_count() as u32, total_frames)
-            .map_err(|e| format!("{e} (in '{scene_name}')"))?;
-
-        let anims = clips
-            .iter()
-            .map(|c| {
-                player
-                    .get_animation(c.name.as_str())
-                    .map(|a| (a, c.duration))
-                    .ok_or_else(|| {
-                        format!("clip '{}' of '{scene_name}' could not be loaded", c.name)
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let root_bone = root_motion::find_root_bone(
-            root,
-            &character.skeletons,
-            &player,
-            &self.root_motion_bone.to_string(),
-            &anims,
-        )
-        .map_err(|e| format!("{e} (in '{scene_name}')"))?;
-        let in_place = self.root_motion == ROOT_MOTION_IN_PLACE;
-        let mut frames = Vec::with_capacity(total_frames as usize);
-        let mut velocities = Vec::with_capacity(clips.len());
-        let mut moving_clips = 0;
-        for (i, (clip, (anim, _))) in clips.iter().zip(&anims).enumerate() {
-            let sampled = sample::sample_clip(
-                &mut character,
-                root,
-                &mut player,
-                clip,
-                anim,
-                &sample::RootMotion {
-                    bone: root_bone.as_ref(),
-                    in_place,
-                },
-            );
-            if vat_core::motion::frames_vary(&sampled.frames) {
-                moving_clips += 1;
-            }
-            frames.extend(sampled.frames);
-            velocities.push(sampled.root_velocity);
-            self.signals()
-                .bake_progress()
-                .emit(i as i32 + 1, clips.len() as i32);
-        }
-        // The failure this catches is silent otherwise: Godot did not pose the character (it was
-        // not in a running tree, or something froze it), and every frame is the rest pose.
-        if moving_clips == 0 && anims.iter().any(|(a, _)| sample::animation_moves(a)) {
-            return Err(format!(
-                "the clips of '{scene_name}' animate it, but none of its {} sampled frames moves: Godot did not pose the character (is the SceneTree running? is the AnimationPlayer active?); nothing was baked",
-                frames.len()
-            ));
-        }
-        let t_sampled = Instant::now();
-
-        let labels = frame_labels(&clips);
-        let precision = match self.precision {
-            0 => Precision::Half,
-            1 => Precision::Float,
-            p => {
-                return Err(format!(
-                    "precision is {p}; it must be 0 (Half) or 1 (Float)"
-                ))
-            }
-        };
-        let normals = self.bake_normals;
-        // Skinning and encoding are fused (vat_core::skin_encode): pass 1 skins positions for the
-        // bounds and finds every error ("skinning"), pass 2 skins again and encodes straight into
-        // the textures' Godot arrays ("encoding").
-        let encoder = workers::install(|| {
-            let label = |f: usize| labels[f].clone();
-            SkinEncoder::new(&sources, &frames, &label, &clips, precision, normals)
-        })
-        .map_err(|e| format!("{e} (in '{scene_name}')"))?;
-        let t_skinned = Instant::now();
-        let vat = output::encode_into_godot(encoder);
-        let t_encoded = Instant::now();
-        self.write_lod_dump(&character, &vat, &clips)?;
-
-        let textures: Vec<_> = self.texture_variations.iter_shared().collect();
-        let variations = output::variations(&textures, &self.name_for_messages())?;
-        let lod = self
-            .build_lod(&character, &vat, &clips, &textures, scene_name)
-            .map_err(|e| format!("{e} (in '{scene_name}')"))?;
-        let (vat, lod_stats) = match lod {
-            Some(Ok(built)) => {
-                let mut meshes = built.meshes.into_iter();
-                self.mesh = meshes.next();
-                self.lod_meshes = meshes.collect();
-                self.column_channel = output::free_custom_channel(&character)?;
-                (built.vat, Some(Ok(built.summary)))
-            }
-            other => {
-                let (mesh, column_channel) = output::combined_mesh(&character, &vat)
-                    .map_err(|e| format!("{e} (in '{scene_name}')"))?;
-                self.mesh = Some(mesh);
-                self.lod_meshes = Array::new();
-                self.column_channel = column_channel;
-                (vat, other.map(|o| o.map(|b| b.summary)))
-            }
-        };
-        self.clip_root_velocities = velocities.iter().map(|v| convert::to_vector3(*v)).collect();
-        self.position_texture = Some(output::position_texture(&vat));
-        self.normal_texture = output::normal_texture(&vat);
-        self.clip_texture = Some(output::clip_texture(&vat_core::clip::pack_clip_table(
-            &clips,
-        )));
-        self.variations = variations;
-        self.store_tables(&clips, &vat);
-        let t_built = Instant::now();
-
-        let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
-        let bytes = vat.positions.len() + vat.normals.len();
-        let summary = format!(
-            "baked '{scene_name}': {} vertices, {} frames, {} clips, textures {}x{}, {} bytes, {:.1} ms (sampling {:.1}, skinning {:.1}, encoding {:.1})",
-            vat.layout.vertex_count,
-            vat.layout.frame_count,
-            clips.len(),
-            vat.layout.width,
-            vat.layout.height,
-            bytes,
-            ms(t_start, t_built),
-            ms(t_start, t_sampled),
-            ms(t_sampled, t_skinned),
-            ms(t_skinned, t_encoded),
-        ) + &bake_notes(&clips, root_bone.as_ref(), in_place, &velocities);
-        let mut stats = VarDictionary::new();
-        stats.set("vertices", vat.layout.vertex_count as i64);
-        stats.set("frames", vat.layout.frame_count as i64);
-        stats.set("clips", clips.len() as i64);
-        stats.set("texture_width", vat.layout.width as i64);
-        stats.set("texture_height", vat.layout.height as i64);
-        stats.set("bytes", bytes as i64);
-        stats.set("sample_ms", ms(t_start, t_sampled));
-        stats.set("skin_ms", ms(t_sampled, t_skinned));
-        stats.set("encode_ms", ms(t_skinned, t_encoded));
-        stats.set("build_ms", ms(t_encoded, t_built));
-        stats.set("total_ms", ms(t_start, t_built));
-        stats.set("summary", summary.as_str());
-        Self::add_lod_stats(&mut stats, lod_stats.as_ref());
-        self.stats = stats;
-        let ids = [
-            self.position_texture.as_ref().map(|t| t.instance_id()),
-            self.normal_texture.as_ref().map(|t| t.instance_id()),
-        ];
-        self.cache = Some((vat, ids));
-        self.reported.borrow_mut().clear();
-        self.base_mut().emit_changed();
-        Ok(summary)
-    }
-
-    fn store_tables<B>(&mut self, clips: &[Clip], vat: &EncodedVat<B>) {
-        self.vertex_count = vat.layout.vertex_count as i32;
-        self.frame_count = vat.layout.frame_count as i32;
-        self.bounds = convert::to_aabb(&vat.bounds);
-        self.clip_names = clips
-            .iter()
-            .map(|c| GString::from(c.name.as_str()))
-            .collect();
-        self.clip_table = clips
-            .iter()
-            .flat_map(|c| {
-                [
-                    c.first_frame as f32,
-                    c.frame_count as f32,
-                    c.fps,
-                    c.duration,
-                    f32::from(u8::from(c.looped)),
-                ]
-            })
-            .collect();
-        self.clip_bounds_table = vat
-            .clip_bounds
-            .iter()
-            .flat_map(|b: &Bounds| [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z])
-            .collect();
-        self.encoding_offset = convert::to_vector3(vat.params.offset);
-        self.encoding_scale = convert::to_vector3(vat.params.scale);
-        self.baked_precision = match vat.params.precision {
-            Precision::Half => 0,
-            Precision::Float => 1,
-        };
     }
 }

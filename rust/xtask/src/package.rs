@@ -14,6 +14,13 @@ use crate::zip::write_zip;
 /// The addon folder inside the package and in a user's project.
 const ADDON: &str = "addons/vat_crowd";
 
+/// The shared character (file stem) the editor check bakes through the inspector's Bake panel.
+const ROBOT: &str = "RobotExpressive";
+
+/// The robot's import settings: the scene importer's defaults but for tangents.
+const ROBOT_IMPORT: &str =
+    "[remap]\n\nimporter=\"scene\"\nimporter_version=1\ntype=\"PackedScene\"\n\n[params]\n\nmeshes/ensure_tangents=false\n";
+
 /// The package version: the workspace's, which plugin.cfg must repeat.
 fn version(root: &Path) -> Result<String> {
     let version = env!("CARGO_PKG_VERSION").to_string();
@@ -178,7 +185,8 @@ fn checked(session: &Session, what: &str, args: Vec<String>) -> Result<()> {
 }
 
 /// The editor session of tests/editor/editor_check.gd in the installed project, under the real
-/// renderer: bake through the inspector button, save, select every class, save and reopen a
+/// renderer: bake through the inspector button, bake RobotExpressive through the Bake panel
+/// (clip picker, progress, Cancel, undo and redo), save, select every class, save and reopen a
 /// scene, capture the crowd nodes' preview in the 3D viewport, read every class's F1 help. Fails
 /// on any error, warning or panic in the log.
 fn editor_check(project: &Path) -> Result<()> {
@@ -191,10 +199,27 @@ fn editor_check(project: &Path) -> Result<()> {
         .ok_or_else(|| {
             format!(
                 "no character (.glb) in {} for the editor check",
-                dir.map_or("../shared/assets".into(), |d| d.display().to_string())
+                dir.as_ref()
+                    .map_or("../shared/assets".into(), |d| d.display().to_string())
             )
         })?;
     fs::copy(character, project.join("character.glb"))?;
+    // The inspector's stepped bake, picker and undo are checked on this one (14 clips, rigid and
+    // skinned parts, blend shapes).
+    let robot = characters
+        .iter()
+        .find(|p| p.file_stem().is_some_and(|s| s == ROBOT))
+        .ok_or_else(|| {
+            format!(
+                "no {ROBOT}.glb in {} for the editor check of the inspector's bake",
+                dir.as_ref()
+                    .map_or("../shared/assets".into(), |d| d.display().to_string())
+            )
+        })?;
+    fs::copy(robot, project.join("robot.glb"))?;
+    // Some of its meshes have no UVs, and Godot's default import (ensure tangents) logs an error
+    // for each; a user would untick the option, as this does.
+    fs::write(project.join("robot.glb.import"), ROBOT_IMPORT)?;
     let plugin = project.join("addons/vat_crowd_check");
     mkdirs(&plugin)?;
     for f in [

@@ -1,0 +1,95 @@
+//! Reading a `VertexAnimation`'s stored bake back (part of `VertexAnimation`): the encoded VAT
+//! rebuilt from the textures, and frames decoded from it exactly as the shader reads them.
+
+use godot::prelude::*;
+use vat_core::encode::{EncodedVat, EncodingParams, Precision, VatLayout};
+
+use super::VertexAnimation;
+use crate::bake::output;
+use crate::convert;
+
+impl VertexAnimation {
+    pub(super) fn decode(&mut self, clip: i32, frame: i32, normals: bool) -> PackedVector3Array {
+        let Some(c) = self.clip_checked(clip) else {
+            return PackedVector3Array::new();
+        };
+        if frame < 0 || frame as u32 >= c.frame_count {
+            godot_error!(
+                "vat_crowd: frame {frame} out of range for clip '{}' ({} frames)",
+                c.name,
+                c.frame_count
+            );
+            return PackedVector3Array::new();
+        }
+        let Some(vat) = self.encoded() else {
+            godot_error!("vat_crowd: '{}' is not baked", self.name_for_messages());
+            return PackedVector3Array::new();
+        };
+        let f = c.first_frame + frame as u32;
+        if normals {
+            if !vat.params.normals {
+                return PackedVector3Array::new();
+            }
+            convert::to_vector3s(&vat_core::encode::decode_frame_normals(vat, f))
+        } else {
+            convert::to_vector3s(&vat_core::encode::decode_frame(vat, f))
+        }
+    }
+
+    /// The encoded VAT rebuilt from the stored textures: cached, rebuilt when a texture is
+    /// replaced, and `None` (with one error) when the stored fields disagree.
+    pub(super) fn encoded(&mut self) -> Option<&EncodedVat<output::GodotBytes>> {
+        let ids = [
+            self.position_texture.as_ref().map(|t| t.instance_id()),
+            self.normal_texture.as_ref().map(|t| t.instance_id()),
+        ];
+        if self.cache.as_ref().is_some_and(|(_, key)| *key != ids) {
+            self.cache = None;
+        }
+        // Every field (not only the textures) may have been set since: check them each time.
+        if self.looks_unbaked() || self.stored_problem().is_some() {
+            return None;
+        }
+        if self.cache.is_none() {
+            let positions = self.position_texture.as_ref()?.get_image()?.get_data();
+            let normals = match &self.normal_texture {
+                Some(t) => t.get_image()?.get_data(),
+                None => PackedByteArray::new(),
+            };
+            let layout = VatLayout::new(self.vertex_count as u32, self.frame_count as u32).ok()?;
+            let params = EncodingParams {
+                precision: if self.baked_precision == 1 {
+                    Precision::Float
+                } else {
+                    Precision::Half
+                },
+                offset: convert::vec3(self.encoding_offset),
+                scale: convert::vec3(self.encoding_scale),
+                normals: !normals.is_empty(),
+            };
+            let needed =
+                |p, n| layout.texel_count() * vat_core::encode::bytes_per_vertex_frame(p, n);
+            if positions.len() < needed(params.precision, false)
+                || (params.normals
+                    && normals.len()
+                        < needed(params.precision, true) - needed(params.precision, false))
+            {
+                godot_error!(
+                    "vat_crowd: '{}' has texture data of the wrong size (corrupt resource?)",
+                    self.name_for_messages()
+                );
+                return None;
+            }
+            let vat = EncodedVat {
+                layout,
+                params,
+                positions: output::GodotBytes(positions),
+                normals: output::GodotBytes(normals),
+                bounds: convert::bounds(self.bounds),
+                clip_bounds: Vec::new(),
+            };
+            self.cache = Some((vat, ids));
+        }
+        self.cache.as_ref().map(|(vat, _)| vat)
+    }
+}

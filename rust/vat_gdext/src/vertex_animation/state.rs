@@ -1,0 +1,177 @@
+//! A `VertexAnimation`'s baked data as one value (for undo and redo of an editor bake), and what
+//! the inspector asks before a bake: the source's clips and the estimated texture size.
+
+use godot::classes::{ArrayMesh, ImageTexture, Texture2DArray};
+use godot::prelude::*;
+use vat_core::encode::VatLayout;
+
+use super::steps::BakeSource;
+use super::VertexAnimation;
+use crate::bake::scene;
+
+/// Declares `BakedState` with one field per baked field of `VertexAnimation` (same names), and
+/// the conversions between the two and a Dictionary.
+macro_rules! baked_state {
+    ($($field:ident: $ty:ty),* $(,)?) => {
+        /// Every baked field of a `VertexAnimation`, and the bake's stats.
+        #[derive(Default)]
+        pub(crate) struct BakedState {
+            $(pub $field: $ty,)*
+        }
+
+        /// The Dictionary keys of `get_baked_state`, in order.
+        const KEYS: &[&str] = &[$(stringify!($field)),*];
+
+        impl BakedState {
+            fn to_dictionary(&self) -> VarDictionary {
+                let mut d = VarDictionary::new();
+                $(d.set(stringify!($field), &self.$field.to_variant());)*
+                d
+            }
+
+            fn from_dictionary(d: &VarDictionary) -> Result<Self, String> {
+                Ok(Self { $($field: entry(d, stringify!($field))?,)* })
+            }
+        }
+
+        impl VertexAnimation {
+            pub(super) fn take_state(&self) -> BakedState {
+                BakedState { $($field: self.$field.clone(),)* }
+            }
+
+            pub(super) fn put_state(&mut self, state: BakedState) {
+                $(self.$field = state.$field;)*
+            }
+        }
+    };
+}
+
+baked_state! {
+    mesh: Option<Gd<ArrayMesh>>,
+    lod_meshes: Array<Gd<ArrayMesh>>,
+    position_texture: Option<Gd<ImageTexture>>,
+    normal_texture: Option<Gd<ImageTexture>>,
+    clip_texture: Option<Gd<ImageTexture>>,
+    variations: Option<Gd<Texture2DArray>>,
+    vertex_count: i32,
+    frame_count: i32,
+    bounds: Aabb,
+    clip_names: PackedStringArray,
+    clip_table: PackedFloat32Array,
+    clip_bounds_table: PackedFloat32Array,
+    encoding_offset: Vector3,
+    encoding_scale: Vector3,
+    baked_precision: i32,
+    clip_root_velocities: PackedVector3Array,
+    column_channel: i32,
+    stats: VarDictionary,
+}
+
+/// The entry `key` of `d` as a `T`, or what is wrong with it.
+fn entry<T: FromGodot>(d: &VarDictionary, key: &str) -> Result<T, String> {
+    let value = d.get(key).ok_or_else(|| format!("it has no key '{key}'"))?;
+    value.try_to::<T>().map_err(|_| {
+        format!(
+            "its '{key}' is a {:?}, not what `get_baked_state` gives there",
+            value.get_type()
+        )
+    })
+}
+
+#[godot_api(secondary)]
+impl VertexAnimation {
+    /// Every baked field (mesh, lod_meshes, the textures, counts, bounds, clip tables, encoding,
+    /// column_channel) and the bake's stats, as one Dictionary: what `set_baked_state` puts back.
+    /// The values are the resource's own objects, not copies (a bake replaces them, it never
+    /// changes them). The editor's undo of a bake is built on this pair.
+    #[func]
+    pub fn get_baked_state(&self) -> VarDictionary {
+        self.take_state().to_dictionary()
+    }
+
+    /// Replaces every baked field with those of `state` (from `get_baked_state`, of this or another
+    /// resource), all at once, and emits `changed`. A Dictionary that lacks a key or holds a value
+    /// of the wrong type changes nothing and prints one error naming the key.
+    #[func]
+    pub fn set_baked_state(&mut self, state: VarDictionary) {
+        match BakedState::from_dictionary(&state) {
+            Ok(s) => {
+                self.put_state(s);
+                self.cache = None;
+                self.reported.borrow_mut().clear();
+                self.base_mut().emit_changed();
+            }
+            Err(why) => godot_error!(
+                "vat_crowd: set_baked_state on '{}' changed nothing: the state Dictionary is not one from get_baked_state: {why} (expected keys: {})",
+                self.name_for_messages(),
+                KEYS.join(", ")
+            ),
+        }
+    }
+
+    /// The clips the AnimationPlayer of `source_scene` (at `animation_player`, else the first one)
+    /// has, RESET left out, in its order: the names `clips` may list. Empty when there is no
+    /// source scene or it has no such AnimationPlayer (nothing is printed: the inspector asks).
+    #[func]
+    pub fn get_source_clip_names(&self) -> PackedStringArray {
+        let Some(root) = self.source_scene.as_ref().and_then(|s| s.instantiate()) else {
+            return PackedStringArray::new();
+        };
+        let player = if self.animation_player.is_empty() {
+            scene::find_player(&root)
+        } else {
+            root.get_node_or_null(&self.animation_player)
+                .and_then(|n| n.try_cast().ok())
+        };
+        let names = player
+            .map(|p: Gd<godot::classes::AnimationPlayer>| {
+                p.get_animation_list()
+                    .as_slice()
+                    .iter()
+                    .filter(|s| {
+                        let s = s.to_string();
+                        s != "RESET" && !s.ends_with("/RESET")
+                    })
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        root.free();
+        names
+    }
+
+    /// What a bake with the current settings would make, before baking: `vertices` (VAT columns
+    /// without LOD), `frames`, `clips` and `bytes`, the texture bytes without LOD (exactly the
+    /// stats' `vat_bytes_before` of that bake; with `lod_enabled` the bake's textures hold only
+    /// the columns its levels use, so they are at most this). It instantiates `source_scene` in
+    /// the running tree like a bake. When the settings cannot bake, the Dictionary holds only
+    /// `error`, the text `bake()` would print.
+    #[func]
+    pub fn estimate_bake(&self) -> VarDictionary {
+        let mut d = VarDictionary::new();
+        let estimate = self.precision_setting().and_then(|precision| {
+            let plan = self.plan(BakeSource::Scene)?;
+            let vertices = plan.character.vertex_count();
+            let frames = vat_core::clip::total_frames(&plan.clips);
+            let layout = VatLayout::new(vertices as u32, frames)
+                .map_err(|e| format!("{e} (in '{}')", plan.scene_name))?;
+            let per_texel = vat_core::encode::bytes_per_vertex_frame(precision, self.bake_normals);
+            Ok((
+                vertices,
+                frames,
+                plan.clips.len(),
+                layout.texel_count() * per_texel,
+            ))
+        });
+        match estimate {
+            Ok((vertices, frames, clips, bytes)) => {
+                d.set("vertices", vertices as i64);
+                d.set("frames", i64::from(frames));
+                d.set("clips", clips as i64);
+                d.set("bytes", bytes as i64);
+            }
+            Err(e) => d.set("error", e.as_str()),
+        }
+        d
+    }
+}

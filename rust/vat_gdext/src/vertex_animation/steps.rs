@@ -1,0 +1,375 @@
+//! A bake in steps (part of `VertexAnimation`): prepare (instantiate, collect, plan), sample one
+//! clip per step, build (skin, encode, LOD, Godot resources), commit. `bake()` runs them in one
+//! call, `VertexAnimationBakeJob` one per frame. Nothing of the resource changes before the
+//! commit, so a failed or cancelled bake keeps the previous one.
+
+use std::time::{Duration, Instant};
+
+use godot::classes::{Animation, AnimationPlayer, Node};
+use godot::prelude::*;
+use vat_core::clip::Clip;
+use vat_core::encode::{Bounds, EncodedVat, Precision, VatLayout};
+use vat_core::skin::{MeshFrame, MeshSource};
+use vat_core::skin_encode::SkinEncoder;
+
+use super::clip_specs::{bake_notes, frame_labels};
+use super::state::BakedState;
+use super::{VertexAnimation, ROOT_MOTION_IN_PLACE};
+use crate::bake::collect::Character;
+use crate::bake::output::GodotBytes;
+use crate::bake::root_motion::RootBone;
+use crate::bake::{collect, output, root_motion, sample, scene};
+use crate::{convert, workers};
+
+/// Where a bake finds its character.
+pub(crate) enum BakeSource {
+    /// `source_scene`, instantiated into the running tree for the time of the bake.
+    Scene,
+    /// A character already in the tree (a `VertexAnimationBaker`'s child), animated by `player`.
+    Root {
+        root: Gd<Node>,
+        player: Gd<AnimationPlayer>,
+        scene_name: String,
+    },
+}
+
+/// The character found and the clips planned: what an estimate needs.
+pub(crate) struct Plan {
+    pub character: Character,
+    pub clips: Vec<Clip>,
+    root: Gd<Node>,
+    player: Gd<AnimationPlayer>,
+    pub scene_name: String,
+    /// The instantiated `source_scene` (freed when the plan is dropped); `None` for a borrowed root.
+    _instance: Option<scene::Instance>,
+}
+
+/// A bake between its steps: the character in the tree, the clips and what was sampled so far.
+pub(crate) struct Prepared {
+    plan: Plan,
+    sources: Vec<MeshSource>,
+    anims: Vec<(Gd<Animation>, f32)>,
+    root_bone: Option<RootBone>,
+    in_place: bool,
+    precision: Precision,
+    normals: bool,
+    frames: Vec<Vec<MeshFrame>>,
+    velocities: Vec<glam::Vec3>,
+    moving_clips: usize,
+    /// Time spent in this bake's own steps so far (not in the frames between them).
+    spent: Duration,
+}
+
+/// A finished bake not yet stored in its resource.
+pub(crate) struct Built {
+    state: BakedState,
+    vat: EncodedVat<GodotBytes>,
+    summary: String,
+}
+
+impl Prepared {
+    /// Clips this bake samples.
+    pub fn clip_count(&self) -> usize {
+        self.plan.clips.len()
+    }
+
+    /// Samples the next clip; returns (clips done, clips in all), or `None` when all are done.
+    pub fn sample_next(&mut self) -> Option<(i32, i32)> {
+        let i = self.velocities.len();
+        let (clip, (anim, _)) = (self.plan.clips.get(i)?, &self.anims[i]);
+        let t0 = Instant::now();
+        let sampled = sample::sample_clip(
+            &mut self.plan.character,
+            &self.plan.root,
+            &mut self.plan.player,
+            clip,
+            anim,
+            &sample::RootMotion {
+                bone: self.root_bone.as_ref(),
+                in_place: self.in_place,
+            },
+        );
+        if vat_core::motion::frames_vary(&sampled.frames) {
+            self.moving_clips += 1;
+        }
+        self.frames.extend(sampled.frames);
+        self.velocities.push(sampled.root_velocity);
+        self.spent += t0.elapsed();
+        Some((i as i32 + 1, self.plan.clips.len() as i32))
+    }
+}
+
+impl VertexAnimation {
+    /// Finds the character and plans its clips from this resource's settings.
+    pub(crate) fn plan(&self, source: BakeSource) -> Result<Plan, String> {
+        let (instance, root, player, scene_name) = match source {
+            BakeSource::Scene => {
+                let scene = self.source_scene.clone().ok_or_else(|| {
+                    format!(
+                        "'{}' has no source_scene to bake from",
+                        self.name_for_messages()
+                    )
+                })?;
+                let scene_name = match scene.get_path().to_string() {
+                    p if p.is_empty() => "<unsaved scene>".to_string(),
+                    p => p,
+                };
+                let instance = scene::Instance::new(&scene, &scene_name)?;
+                let player = instance.animation_player(&self.animation_player, &scene_name)?;
+                let root = instance.root.clone();
+                (Some(instance), root, player, scene_name)
+            }
+            BakeSource::Root {
+                root,
+                player,
+                scene_name,
+            } => (None, root, player, scene_name),
+        };
+        let subset: Vec<NodePath> = self.meshes.iter_shared().collect();
+        let character = collect::collect(&root, &subset, &scene_name)?;
+        let specs = self.clip_specs(&player, &scene_name)?;
+        let clips =
+            vat_core::clip::plan_clips(&specs).map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        Ok(Plan {
+            character,
+            clips,
+            root,
+            player,
+            scene_name,
+            _instance: instance,
+        })
+    }
+
+    /// The precision setting as the core takes it.
+    pub(crate) fn precision_setting(&self) -> Result<Precision, String> {
+        match self.precision {
+            0 => Ok(Precision::Half),
+            1 => Ok(Precision::Float),
+            p => Err(format!(
+                "precision is {p}; it must be 0 (Half) or 1 (Float)"
+            )),
+        }
+    }
+
+    /// Checks everything that can be checked before sampling and readies the bake.
+    pub(crate) fn prepare(&self, source: BakeSource) -> Result<Prepared, String> {
+        let t0 = Instant::now();
+        let plan = self.plan(source)?;
+        let scene_name = plan.scene_name.clone();
+        let sources: Vec<_> = plan
+            .character
+            .meshes
+            .iter()
+            .map(|m| m.source.clone())
+            .collect();
+        vat_core::skin::validate(&sources).map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        let total_frames = vat_core::clip::total_frames(&plan.clips);
+        output::check_variation_count(self.texture_variations.len(), &self.name_for_messages())?;
+        // Refuse an oversized character before spending time sampling it.
+        VatLayout::new(plan.character.vertex_count() as u32, total_frames)
+            .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        let precision = self.precision_setting()?;
+        let anims = plan
+            .clips
+            .iter()
+            .map(|c| {
+                plan.player
+                    .get_animation(c.name.as_str())
+                    .map(|a| (a, c.duration))
+                    .ok_or_else(|| {
+                        format!("clip '{}' of '{scene_name}' could not be loaded", c.name)
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let root_bone = root_motion::find_root_bone(
+            &plan.root,
+            &plan.character.skeletons,
+            &plan.player,
+            &self.root_motion_bone.to_string(),
+            &anims,
+        )
+        .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        Ok(Prepared {
+            sources,
+            anims,
+            root_bone,
+            in_place: self.root_motion == ROOT_MOTION_IN_PLACE,
+            precision,
+            normals: self.bake_normals,
+            frames: Vec::with_capacity(total_frames as usize),
+            velocities: Vec::with_capacity(plan.clips.len()),
+            moving_clips: 0,
+            spent: t0.elapsed(),
+            plan,
+        })
+    }
+
+    /// Skins, encodes and builds the resources of a fully sampled bake, without storing them.
+    pub(crate) fn build(&self, p: &Prepared) -> Result<Built, String> {
+        let scene_name = p.plan.scene_name.as_str();
+        let clips = &p.plan.clips;
+        let character = &p.plan.character;
+        // The failure this catches is silent otherwise: Godot did not pose the character (it was
+        // not in a running tree, or something froze it), and every frame is the rest pose.
+        if p.moving_clips == 0 && p.anims.iter().any(|(a, _)| sample::animation_moves(a)) {
+            return Err(format!(
+                "the clips of '{scene_name}' animate it, but none of its {} sampled frames moves: Godot did not pose the character (is the SceneTree running? is the AnimationPlayer active?); nothing was baked",
+                p.frames.len()
+            ));
+        }
+        let t_sampled = Instant::now();
+        let labels = frame_labels(clips);
+        // Skinning and encoding are fused (vat_core::skin_encode): pass 1 skins positions for the
+        // bounds and finds every error ("skinning"), pass 2 skins again and encodes straight into
+        // the textures' Godot arrays ("encoding").
+        let (sources, frames, precision, normals) = (&p.sources, &p.frames, p.precision, p.normals);
+        let core_clips: &[Clip] = clips;
+        let encoder = workers::install(|| {
+            let label = |f: usize| labels[f].clone();
+            SkinEncoder::new(sources, frames, &label, core_clips, precision, normals)
+        })
+        .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        let t_skinned = Instant::now();
+        let vat = output::encode_into_godot(encoder);
+        let t_encoded = Instant::now();
+        self.write_lod_dump(character, &vat, clips)?;
+
+        let textures: Vec<_> = self.texture_variations.iter_shared().collect();
+        let mut state = BakedState {
+            variations: output::variations(&textures, &self.name_for_messages())?,
+            ..BakedState::default()
+        };
+        let lod = self
+            .build_lod(character, &vat, clips, &textures, scene_name)
+            .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        let (vat, lod_stats) = match lod {
+            Some(Ok(built)) => {
+                let mut meshes = built.meshes.into_iter();
+                state.mesh = meshes.next();
+                state.lod_meshes = meshes.collect();
+                state.column_channel = output::free_custom_channel(character)?;
+                (built.vat, Some(Ok(built.summary)))
+            }
+            other => {
+                let (mesh, column_channel) = output::combined_mesh(character, &vat)
+                    .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+                state.mesh = Some(mesh);
+                state.column_channel = column_channel;
+                (vat, other.map(|o| o.map(|b| b.summary)))
+            }
+        };
+        state.clip_root_velocities = p
+            .velocities
+            .iter()
+            .map(|v| convert::to_vector3(*v))
+            .collect();
+        state.position_texture = Some(output::position_texture(&vat));
+        state.normal_texture = output::normal_texture(&vat);
+        state.clip_texture = Some(output::clip_texture(&vat_core::clip::pack_clip_table(
+            clips,
+        )));
+        store_tables(&mut state, clips, &vat);
+        let t_built = Instant::now();
+
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let sample_ms = ms(p.spent);
+        let total_ms = sample_ms + ms(t_built - t_sampled);
+        let bytes = vat.positions.len() + vat.normals.len();
+        let summary = format!(
+            "baked '{scene_name}': {} vertices, {} frames, {} clips, textures {}x{}, {} bytes, {:.1} ms (sampling {:.1}, skinning {:.1}, encoding {:.1})",
+            vat.layout.vertex_count,
+            vat.layout.frame_count,
+            clips.len(),
+            vat.layout.width,
+            vat.layout.height,
+            bytes,
+            total_ms,
+            sample_ms,
+            ms(t_skinned - t_sampled),
+            ms(t_encoded - t_skinned),
+        ) + &bake_notes(clips, p.root_bone.as_ref(), p.in_place, &p.velocities);
+        let mut stats = VarDictionary::new();
+        stats.set("vertices", vat.layout.vertex_count as i64);
+        stats.set("frames", vat.layout.frame_count as i64);
+        stats.set("clips", clips.len() as i64);
+        stats.set("texture_width", vat.layout.width as i64);
+        stats.set("texture_height", vat.layout.height as i64);
+        stats.set("bytes", bytes as i64);
+        stats.set("sample_ms", sample_ms);
+        stats.set("skin_ms", ms(t_skinned - t_sampled));
+        stats.set("encode_ms", ms(t_encoded - t_skinned));
+        stats.set("build_ms", ms(t_built - t_encoded));
+        stats.set("total_ms", total_ms);
+        stats.set("summary", summary.as_str());
+        Self::add_lod_stats(&mut stats, lod_stats.as_ref());
+        state.stats = stats;
+        Ok(Built {
+            state,
+            vat,
+            summary,
+        })
+    }
+
+    /// Stores a built bake in this resource, all fields at once; returns its summary.
+    pub(crate) fn commit(&mut self, built: Built) -> String {
+        let Built {
+            state,
+            vat,
+            summary,
+        } = built;
+        self.put_state(state);
+        let ids = [
+            self.position_texture.as_ref().map(|t| t.instance_id()),
+            self.normal_texture.as_ref().map(|t| t.instance_id()),
+        ];
+        self.cache = Some((vat, ids));
+        self.reported.borrow_mut().clear();
+        self.base_mut().emit_changed();
+        summary
+    }
+
+    /// All steps in one call (`bake()`), with `bake_progress` after each clip.
+    pub(super) fn bake_impl(&mut self) -> Result<String, String> {
+        let mut prepared = self.prepare(BakeSource::Scene)?;
+        while let Some((done, total)) = prepared.sample_next() {
+            self.signals().bake_progress().emit(done, total);
+        }
+        let built = self.build(&prepared)?;
+        drop(prepared);
+        Ok(self.commit(built))
+    }
+}
+
+/// The clip tables, bounds and encoding of `vat` into `state`.
+fn store_tables<B>(state: &mut BakedState, clips: &[Clip], vat: &EncodedVat<B>) {
+    state.vertex_count = vat.layout.vertex_count as i32;
+    state.frame_count = vat.layout.frame_count as i32;
+    state.bounds = convert::to_aabb(&vat.bounds);
+    state.clip_names = clips
+        .iter()
+        .map(|c| GString::from(c.name.as_str()))
+        .collect();
+    state.clip_table = clips
+        .iter()
+        .flat_map(|c| {
+            [
+                c.first_frame as f32,
+                c.frame_count as f32,
+                c.fps,
+                c.duration,
+                f32::from(u8::from(c.looped)),
+            ]
+        })
+        .collect();
+    state.clip_bounds_table = vat
+        .clip_bounds
+        .iter()
+        .flat_map(|b: &Bounds| [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z])
+        .collect();
+    state.encoding_offset = convert::to_vector3(vat.params.offset);
+    state.encoding_scale = convert::to_vector3(vat.params.scale);
+    state.baked_precision = match vat.params.precision {
+        Precision::Half => 0,
+        Precision::Float => 1,
+    };
+}
