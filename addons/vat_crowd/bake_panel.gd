@@ -1,6 +1,7 @@
 # The Bake group of a VertexAnimation's or a VertexAnimationBaker's inspector: the Bake button,
 # the estimated texture size (before baking), progress with Cancel while baking (the bake itself
-# runs in the plugin's bake runner), and the last bake's summary.
+# runs in the plugin's bake runner), the last bake's summary, and what is wrong (no source, a
+# source that cannot bake, no bake yet, a bake older than its source).
 @tool
 extends VBoxContainer
 
@@ -15,6 +16,7 @@ var runner: Node
 var bake_button := Button.new()
 var cancel_button := Button.new()
 var progress_bar := ProgressBar.new()
+var warning_label := Label.new()
 var estimate_label := Label.new()
 var summary_label := Label.new()
 
@@ -36,11 +38,12 @@ func _init(p_target: Object, p_runner: Node) -> void:
 	add_child(row)
 	progress_bar.show_percentage = true
 	add_child(progress_bar)
-	for label: Label in [estimate_label, summary_label]:
+	for label: Label in [warning_label, estimate_label, summary_label]:
 		label.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
 		label.custom_minimum_size.x = 120
 		add_child(label)
 	summary_label.add_theme_color_override(&"font_color", Color(0.7, 0.7, 0.7))
+	warning_label.add_theme_color_override(&"font_color", Color(1.0, 0.8, 0.3))
 
 
 func _enter_tree() -> void:
@@ -69,7 +72,7 @@ func refresh() -> void:
 	if mine:
 		var p: Vector2i = runner.get_progress()
 		_show_progress(p.x, p.y)
-	estimate_label.text = _estimate_text()
+	_show_warnings()
 	summary_label.text = _summary_text()
 
 
@@ -94,7 +97,17 @@ func _on_ended(_object: Object, _error: int, _message: String) -> void:
 
 func _on_property_edited(_property: String) -> void:
 	if not runner.is_baking():
-		estimate_label.text = _estimate_text()
+		_show_warnings()
+
+
+## The resource's warnings (VertexAnimation.get_bake_warnings), else the estimate.
+func _show_warnings() -> void:
+	var warnings := PackedStringArray()
+	if target.is_class("VertexAnimation"):
+		warnings = target.get_bake_warnings()
+	warning_label.text = "\n".join(warnings)
+	warning_label.visible = not warnings.is_empty()
+	estimate_label.text = _estimate_text()
 
 
 func _show_progress(done: int, total: int) -> void:
@@ -105,11 +118,12 @@ func _show_progress(done: int, total: int) -> void:
 func _estimate_text() -> String:
 	if not target.is_class("VertexAnimation"):
 		return ""
+	# Without a source, or with one that cannot bake, the warnings above say why.
 	if target.source_scene == null:
-		return "Set source_scene to bake."
+		return ""
 	var e: Dictionary = target.estimate_bake()
 	if e.has("error"):
-		return "Cannot bake: " + e["error"]
+		return ""
 	var text := "Estimate: %d vertices x %d frames (%d clips), textures %s" % [
 		e["vertices"], e["frames"], e["clips"], String.humanize_size(e["bytes"])]
 	if target.lod_enabled:

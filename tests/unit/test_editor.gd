@@ -219,3 +219,44 @@ func test_preview_never_runs_in_a_game() -> void:
 	check_eq(a.get_actor_count(), 0, "no preview actor at run time")
 	var text := _tscn_text(m, "editor_preview_settings")
 	check("preview_count = 9" in text and "preview_clip = \"walk\"" in text, "the preview settings are saved:\n" + text)
+
+
+func test_bake_warnings_say_what_is_missing_and_when_the_source_changed() -> void:
+	var va := VertexAnimation.new()
+	var w := va.get_bake_warnings()
+	check(w.size() >= 1 and w[0].begins_with("No source scene"), "no source: %s" % [w])
+	# A source with no skeleton and no animation cannot bake.
+	var empty := PackedScene.new()
+	var n := Node3D.new()
+	empty.pack(n)
+	n.free()
+	va.source_scene = empty
+	w = va.get_bake_warnings()
+	check(w.size() == 2 and w[0].begins_with("The source cannot be baked") and w[1].begins_with("Not baked yet"),
+		"a source that cannot bake, not baked: %s" % [w])
+	# Baked from a file: no warning until the file changes.
+	var path := "user://warned_soldier.tscn"
+	var soldier: PackedScene = load("res://generated/soldier.tscn")
+	check_eq(ResourceSaver.save(soldier, path), OK, "copy the soldier to a file of its own")
+	var source: PackedScene = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE)
+	va = VertexAnimation.new()
+	va.source_scene = source
+	va.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
+	va.lod_enabled = false
+	check_eq(va.get_bake_warnings().size(), 1, "before baking: one warning (not baked)")
+	check_eq(va.bake(), OK, "bake")
+	check_eq(va.get_bake_warnings(), PackedStringArray(), "a fresh bake: no warning")
+	var saved := FileAccess.get_file_as_string(path)
+	var f := FileAccess.open(path, FileAccess.WRITE)
+	f.store_string(saved + "\n")
+	f.close()
+	w = va.get_bake_warnings()
+	check(w.size() == 1 and w[0].begins_with("The bake is older than its source"), "the source file changed: %s" % [w])
+	# The stamp is saved with the bake and survives a reload.
+	var res_path := "user://warned_soldier.res"
+	check_eq(va.save_to(res_path), OK, "save the bake")
+	var reloaded: VertexAnimation = ResourceLoader.load(res_path, "", ResourceLoader.CACHE_MODE_IGNORE)
+	w = reloaded.get_bake_warnings()
+	check(w.size() == 1 and w[0].begins_with("The bake is older"), "after a reload too: %s" % [w])
+	DirAccess.remove_absolute(ProjectSettings.globalize_path(path))
+	DirAccess.remove_absolute(ProjectSettings.globalize_path(res_path))

@@ -4,6 +4,7 @@ mod decode;
 mod lod;
 mod state;
 pub(crate) mod steps;
+mod warnings;
 
 use godot::classes::{
     ArrayMesh, IResource, ImageTexture, PackedScene, Resource, Texture2D, Texture2DArray,
@@ -148,7 +149,7 @@ pub struct VertexAnimation {
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     clip_names: PackedStringArray,
     // `encoding_offset` and `encoding_scale` are API but raw numbers: stored, not in the
-    // inspector. The four `INTERNAL` fields below are saved (STORAGE) but are no API: no EDITOR flag keeps
+    // inspector. The `INTERNAL` fields below are saved (STORAGE) but are no API: no EDITOR flag keeps
     // them out of the inspector, INTERNAL out of the class reference (F1), which Godot builds
     // from the registered properties and skips INTERNAL ones in (`DocTools::generate`). Their
     // accessors start with `_`, which keeps them out of F1's method list too.
@@ -172,6 +173,10 @@ pub struct VertexAnimation {
     /// space, measured before any in-place removal); see `get_clip_root_velocity`.
     #[var(get = _get_clip_root_velocities, set = _set_clip_root_velocities, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
     clip_root_velocities: PackedVector3Array,
+    /// Baked: what the bake was made from, `path` and md5 of `source_scene`'s file (empty for a
+    /// scene without a file), so the inspector can tell when the source changed since.
+    #[var(get = _get_source_stamp, set = _set_source_stamp, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
+    source_stamp: GString,
     /// Baked: which custom vertex channel (0-3: CUSTOM0-CUSTOM3) of `mesh` holds each vertex's VAT
     /// column; the first one the source meshes leave free. Shaders read it through `VAT_COLUMN`.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
@@ -254,6 +259,18 @@ impl VertexAnimation {
     #[func]
     pub fn get_bake_stats(&self) -> VarDictionary {
         self.stats.clone()
+    }
+
+    /// Internal: the saved `source_stamp` (no API; see the field).
+    #[func]
+    pub fn _get_source_stamp(&self) -> GString {
+        self.source_stamp.clone()
+    }
+
+    /// Internal: restores the saved `source_stamp` (no API; see the field).
+    #[func]
+    fn _set_source_stamp(&mut self, value: GString) {
+        self.source_stamp = value;
     }
 
     /// Internal: the saved `clip_table` (no API; see the field).

@@ -64,6 +64,7 @@ baked_state! {
     baked_precision: i32,
     clip_root_velocities: PackedVector3Array,
     column_channel: i32,
+    source_stamp: GString,
     stats: VarDictionary,
 }
 

@@ -237,6 +237,7 @@ impl VertexAnimation {
         let textures: Vec<_> = self.texture_variations.iter_shared().collect();
         let mut state = BakedState {
             variations: output::variations(&textures, &self.name_for_messages())?,
+            source_stamp: self.source_stamp_now(),
             ..BakedState::default()
         };
         let lod = self
