@@ -592,7 +592,7 @@ fn a_large_crowd_splits_into_tasks_with_the_same_answer() {
     for p in &mut view.planes {
         p.d = 120.0;
     }
-    let n = PARALLEL_MIN_ITEMS + 1000;
+    let n = FRAME_PARALLEL_MIN * 4 + 1000;
     let states: Vec<ActorState> = (0..n)
         .map(|i| {
             let f = i as f32;

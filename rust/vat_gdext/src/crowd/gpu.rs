@@ -290,10 +290,15 @@ impl CrowdGpu {
             .map(|m| m.indices.texels(m.count))
             .collect();
         let (frame, shape, view) = (&mut self.frame, &self.shape, key.0.as_ref());
-        // Below the parallel threshold the frame runs here: handing it to a pool thread costs a
+        // Below its parallel threshold the frame runs here: handing it to a pool thread costs a
         // wake-up and a context switch, milliseconds when the cores are busy rendering.
         let items = n.max(lists.iter().map(|l| l.len()).sum());
-        crate::workers::install_for(items, || frame.run(&actors, &lists, shape, view, &settings));
+        let mut run = || frame.run(&actors, &lists, shape, view, &settings);
+        if items >= vat_core::crowd_frame::FRAME_PARALLEL_MIN {
+            crate::workers::install(run);
+        } else {
+            run();
+        }
         self.last_run = Some(key);
         for (m, model) in self.models.iter_mut().enumerate() {
             let levels = model.slots.len() / 2;
