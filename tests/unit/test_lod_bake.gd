@@ -286,6 +286,33 @@ func test_lod_target_above_the_source_bakes_without_lods_and_says_so() -> void:
 	check(notes.size() == 1 and notes[0].contains("lod2_triangles"), "and the stats say why: %s" % notes)
 
 
+func test_a_piece_whose_lod1_is_below_the_lod2_target_keeps_lod1() -> void:
+	# The soldier's sword: more triangles than lod2_triangles, but its LOD1 has fewer. It used to
+	# lose every LOD mesh (and warn); LOD1 is simply its coarsest level.
+	var va := VertexAnimation.new()
+	va.source_scene = load("res://generated/soldier.tscn")
+	va.meshes = [NodePath("Skeleton/SwordAttachment/Sword")] as Array[NodePath]
+	va.lod_enabled = false
+	check_eq(va.bake(), OK, "the sword bakes without LOD")
+	var triangles := 0
+	for s in va.mesh.get_surface_count():
+		triangles += va.mesh.surface_get_arrays(s)[Mesh.ARRAY_INDEX].size() / 3
+	va.lod_enabled = true
+	va.lod2_triangles = int(triangles * 0.75)
+	check_eq(va.bake(), OK, "the sword bakes with LOD2's target between LOD1's and LOD0's triangles")
+	var notes: PackedStringArray = va.get_bake_stats()["lod_notes"]
+	var said := false
+	for n in notes:
+		said = said or (n.contains("LOD2") and n.contains("not built"))
+	check(said, "the stats say LOD2 was not built and why: %s" % notes)
+	check(va.get_lod_count() <= 2, "no LOD2 (%d levels)" % va.get_lod_count())
+	var lod1_kept := va.get_lod_count() == 2
+	var lod1_dropped := false
+	for n in notes:
+		lod1_dropped = lod1_dropped or n.begins_with("LOD1")
+	check(lod1_kept or lod1_dropped, "LOD1 is kept unless the silhouette check dropped it: %s" % notes)
+
+
 func test_voxel_size_that_empties_the_remesh_is_refused() -> void:
 	var va := _small()
 	va.lod_voxel_size = 1000.0

@@ -17,8 +17,9 @@ use crate::error::{Result, VatError};
 /// Errors, each naming what is wrong: no triangles; arrays of different lengths; a triangle
 /// index out of range; a non-finite position or normal; a texture list that is not one per
 /// surface, or an image whose bytes are not `width * height * 4`; a ratio outside (0, 1]; a
-/// negative or non-finite voxel size or angle; a `head_bone` that no bone is named; a LOD2
-/// target not below LOD1's triangle count; a LOD1 that misses its window.
+/// negative or non-finite voxel size or angle; a `head_bone` that no bone is named; a LOD1 that
+/// misses its window. A LOD2 target not below LOD1's triangle count is no error: the chain then
+/// stops at LOD1.
 pub fn build_chain(source: &LodSource, settings: &LodSettings) -> Result<LodChain> {
     validate_settings(settings)?;
     validate_source(source)?;
@@ -27,14 +28,12 @@ pub fn build_chain(source: &LodSource, settings: &LodSettings) -> Result<LodChai
         return Err(no_triangles("every triangle collapsed when welding"));
     }
     let lod1 = simplify_lod1(source, &lod0, settings)?;
-    let lod1_triangles = lod1.triangle_count();
-    if settings.lod2_triangles as usize >= lod1_triangles {
-        return Err(VatError::InvalidValue {
-            what: "LOD2 triangle target",
-            detail: format!(
-                "{} is not below LOD1's {lod1_triangles} triangles; lower it",
-                settings.lod2_triangles
-            ),
+    if settings.lod2_triangles as usize >= lod1.triangle_count() {
+        // A small piece (a sword) whose LOD1 is already below LOD2's target: LOD1 is its
+        // coarsest level, and a remesh could only add triangles.
+        return Ok(LodChain {
+            levels: vec![lod0.level, lod1],
+            columns: lod0.columns,
         });
     }
     let (mut lod2, lod2_columns) =

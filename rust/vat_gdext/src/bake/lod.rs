@@ -143,6 +143,16 @@ pub fn bake_lod(
     let poses = lod_source::poses(vat, &lod_source::pose_frames(clips));
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
+    if let [_, lod1] = &chain.levels[..] {
+        // Not a problem: a small piece's LOD1 is already below LOD2's target.
+        let why = format!(
+            "LOD2 of '{owner}' not built: its LOD1 has {} triangles, not more than lod2_triangles ({}); LOD1 is its coarsest level",
+            lod1.triangle_count(),
+            settings.lod2_triangles
+        );
+        godot_print!("vat_crowd: {why}");
+        dropped.push(why);
+    }
     for level in 0..chain.levels.len() {
         let report = check_silhouettes(&source, &chain, level, &poses);
         if report.holes_pct > MAX_HOLES_PCT || report.loss_pct > MAX_LOSS_PCT {
