@@ -4,6 +4,7 @@
 mod apt;
 mod bake;
 mod bench;
+mod bench_readme;
 mod build;
 mod demo;
 mod godot;
@@ -39,6 +40,7 @@ usage: cargo xtask <command>
   bench bake|update|calls|frame [--quick] [--full]
                                run a benchmark under the renderer and print a table (--full:
                                frame also at 100,000 actors)
+  bench readme                 write README.md's benchmark tables from target/bench/*.json
   package                      write target/dist/vat_crowd-VERSION.zip: the addon as users install
                                it (release library, no benchmark class)
   bake [--debug] FILE.glb [OUT.res]
@@ -85,6 +87,9 @@ fn dispatch(args: &[String]) -> Result<ExitCode> {
         "test" => cmd_test(rest),
         "demo" => cmd_demo(rest),
         "bench" => match rest {
+            [which] if which == "readme" => {
+                bench_readme::write_readme().map(|()| ExitCode::SUCCESS)
+            }
             [which, opts @ ..] => {
                 let set = flags(opts, &["--quick", "--full"])?;
                 bench::bench(which, set.contains(&"--quick"), set.contains(&"--full"))
