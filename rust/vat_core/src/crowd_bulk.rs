@@ -274,7 +274,7 @@ fn finite_bits(bits: u32) -> bool {
 }
 
 /// True if every value is finite; branch-free so it vectorises.
-fn all_finite(values: &[f32]) -> bool {
+pub(crate) fn all_finite(values: &[f32]) -> bool {
     values
         .iter()
         .fold(true, |ok, v| ok & finite_bits(v.to_bits()))

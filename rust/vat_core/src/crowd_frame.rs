@@ -285,11 +285,18 @@ fn actor_bounds(actors: &Actors, i: usize, shape: &CrowdShape, time: f32) -> Opt
             })
     };
     let mut b = clip_bounds(code % CLIP_CODE_BASE);
-    let blend = unpack_half2(s[3]).1 - BLEND_BIAS;
-    if blend > 0.0 && time - s[0] < blend {
+    if cross_fading(s, time) {
         b = b.union(&clip_bounds(code / CLIP_CODE_BASE));
     }
     Some(b)
+}
+
+/// Whether the actor whose state record starts `state` still blends from its previous clip at
+/// `time`, as the shader decides: `blend_time > 0` and `time - start < blend_time`.
+#[inline]
+pub(crate) fn cross_fading(state: &[f32], time: f32) -> bool {
+    let blend = unpack_half2(state[3]).1 - BLEND_BIAS;
+    blend > 0.0 && time - state[0] < blend
 }
 
 /// True if the box (centre `c`, half extents `e`), moved by each of `0` and `sweep`, stays

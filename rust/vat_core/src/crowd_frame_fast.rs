@@ -19,10 +19,10 @@ use glam::Vec3;
 
 use crate::bounds::Bounds;
 use crate::half::unpack_half2;
-use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
+use crate::layout::CLIP_CODE_BASE;
 use crate::lod_distance::{LodCurve, HYSTERESIS, REFERENCE_IMAGE_HEIGHT};
 
-use super::crowd_frame::{Projection, View};
+use super::crowd_frame::{cross_fading, Projection, View};
 
 /// What the fast test says of an actor's placement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,9 +236,7 @@ pub(crate) fn simple_actor(
 ) -> Option<(Vec3, f32, usize)> {
     let position = Vec3::new(placement[0], placement[1], placement[2]);
     let scale = unpack_half2(state[2]).1;
-    let blend = unpack_half2(state[3]).1 - BLEND_BIAS;
-    let blending = blend > 0.0 && time - state[0] < blend;
-    let ok = !blending
+    let ok = !cross_fading(state, time)
         && scale > 0.0
         && scale.is_finite()
         && position.is_finite()

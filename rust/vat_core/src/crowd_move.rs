@@ -11,6 +11,7 @@ use glam::Vec3;
 
 use crate::bounds::Bounds;
 use crate::crowd::{clip_code, ACTOR_FLOATS};
+use crate::crowd_bulk::all_finite;
 use crate::error::{check_len, Result, VatError};
 use crate::half::{pack_half2, unpack_half2};
 use crate::layout::{BLEND_BIAS, MAX_CLIPS};
@@ -28,13 +29,8 @@ pub fn move_actors_bulk(records: &mut [f32], placements: &[[f32; 4]]) -> Result<
         records.len() / ACTOR_FLOATS,
         placements.len(),
     )?;
-    // One pass of bit tests over the flat input; the search for the culprit only on a failure.
-    let flat = placements.as_flattened();
-    const EXPONENT: u32 = 0x7f80_0000;
-    let special = flat.iter().fold(0u32, |acc, v| {
-        acc | u32::from(v.to_bits() & EXPONENT == EXPONENT)
-    });
-    if special != 0 {
+    // One branch-free pass over the flat input; the search for the culprit only on a failure.
+    if !all_finite(placements.as_flattened()) {
         let i = placements
             .iter()
             .position(|p| !p.iter().all(|v| v.is_finite()))
