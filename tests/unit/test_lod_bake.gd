@@ -242,7 +242,7 @@ func test_each_column_decodes_as_its_sources(case) -> void:
 				worst = maxf(worst, got[c].distance_to(want))
 			compared += 1
 	check(compared > 0, "frames were compared")
-	check(worst <= COLUMN_TOLERANCE * diag, "%s: every column equals its weighted sources within %.1e of the diagonal (worst %.2e) over %d frames" % [case, COLUMN_TOLERANCE, worst / diag, compared])
+	check(worst <= COLUMN_TOLERANCE * diag, "%s: every column equals its weighted sources within %.6f of the diagonal (worst %.6f) over %d frames" % [case, COLUMN_TOLERANCE, worst / diag, compared])
 
 
 func test_each_switch_distances(case) -> void:

@@ -64,11 +64,20 @@ fn report(dir: &Path, name: &str, target: u32, voxel: f32) {
         Err(e) => return println!("{name:<28} unreadable source: {e}"),
     };
     let source_tris: usize = source.surfaces.iter().map(|s| s.indices.len() / 3).sum();
+    let poses: Vec<Vec<Vec3>> = read("poses")
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    let poses: Vec<Vec<Vec3>> = poses
+        .into_iter()
+        .filter(|p| p.len() == source.positions.len())
+        .collect();
     let start = Instant::now();
     let built = build_lod2(
         &source,
         target.min(source_tris.saturating_sub(1) as u32),
         voxel,
+        &poses,
     );
     let ms = start.elapsed().as_secs_f64() * 1e3;
     let (level, _) = match built {
@@ -78,12 +87,8 @@ fn report(dir: &Path, name: &str, target: u32, voxel: f32) {
     let stats = lod2_stats(&source, &level, &source.positions);
     let pct = |d: f32, diagonal: f32| 100.0 * d / diagonal.max(f32::MIN_POSITIVE);
     // Worst over the poses of how much of the posed source the posed LOD2 misses.
-    let poses: Vec<Vec<Vec3>> = read("poses")
-        .ok()
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or_default();
     let mut worst = (0.0f32, 0.0f32);
-    for pose in poses.iter().filter(|p| p.len() == source.positions.len()) {
+    for pose in &poses {
         let s = lod2_stats(&source, &level, pose);
         worst.0 = worst.0.max(pct(s.max_source_distance, s.diagonal));
         worst.1 = worst.1.max(pct(s.mean_source_distance, s.diagonal));

@@ -2,11 +2,12 @@
 
 use super::simplify::simplify_lod1;
 use super::weld::weld;
-use super::{LodChain, LodSettings, LodSource};
+use super::{check_silhouettes, LodChain, LodSettings, LodSource};
 use crate::error::{Result, VatError};
 
 /// Builds LOD0 (the source welded), LOD1 (LOD0 simplified per piece, on LOD0's vertices) and
-/// LOD2 (a small mesh bound to the source) over one column list: LOD0's columns first (LOD1
+/// LOD2 (a small mesh bound to the source, remeshed per part that moves rigidly over `poses`:
+/// source-vertex positions per baked pose, none for one part) over one column list: LOD0's columns first (LOD1
 /// uses only those), then LOD2's.
 ///
 /// UV seams weld only where no texture shows it: with `source.textures` empty (unknown) they
@@ -20,7 +21,11 @@ use crate::error::{Result, VatError};
 /// negative or non-finite voxel size or angle; a `head_bone` that no bone is named; a LOD1 that
 /// misses its window. A LOD2 target not below LOD1's triangle count is no error: the chain then
 /// stops at LOD1.
-pub fn build_chain(source: &LodSource, settings: &LodSettings) -> Result<LodChain> {
+pub fn build_chain(
+    source: &LodSource,
+    settings: &LodSettings,
+    poses: &[Vec<glam::Vec3>],
+) -> Result<LodChain> {
     validate_settings(settings)?;
     validate_source(source)?;
     let lod0 = weld(source, settings);
@@ -36,8 +41,7 @@ pub fn build_chain(source: &LodSource, settings: &LodSettings) -> Result<LodChai
             columns: lod0.columns,
         });
     }
-    let (mut lod2, lod2_columns) =
-        super::lod2::build_lod2(source, settings.lod2_triangles, settings.voxel_size)?;
+    let (mut lod2, lod2_columns) = best_lod2(source, settings, poses)?;
     let mut columns = lod0.columns;
     let offset = columns.len() as u32;
     for v in &mut lod2.vertices {
@@ -48,6 +52,67 @@ pub fn build_chain(source: &LodSource, settings: &LodSettings) -> Result<LodChai
         levels: vec![lod0.level, lod1, lod2],
         columns,
     })
+}
+
+/// Finer automatic voxel sizes tried after the default, as cells along the largest extent.
+const FINER_CELLS: [f32; 1] = [64.0];
+
+/// LOD2 checked against `poses`: the whole character remeshed, then remeshed part by part
+/// (see `lod2/parts.rs`), at the voxel size asked for and, when that is automatic, at finer
+/// ones; the first candidate whose silhouettes pass ([`super::SilhouetteReport::passes`]), else the
+/// one with the best score. Without poses, the whole remesh at the voxel size asked for.
+/// Errors only when no candidate could be built (the first error).
+fn best_lod2(
+    source: &LodSource,
+    settings: &LodSettings,
+    poses: &[Vec<glam::Vec3>],
+) -> Result<(super::LodLevel, Vec<super::ColumnSource>)> {
+    let target = settings.lod2_triangles;
+    if poses.is_empty() {
+        return super::lod2::build_lod2(source, target, settings.voxel_size, &[]);
+    }
+    let mut voxels = vec![settings.voxel_size];
+    if settings.voxel_size == 0.0 {
+        let b = crate::bounds::Bounds::from_points(&source.positions);
+        let extent = (b.max - b.min).max_element();
+        voxels.extend(FINER_CELLS.iter().map(|cells| extent / cells));
+    }
+    let mut best: Option<(f32, (super::LodLevel, Vec<super::ColumnSource>))> = None;
+    let mut first_error = None;
+    for voxel in voxels {
+        for by_part in [&[][..], poses] {
+            let (level, columns) = match super::lod2::build_lod2(source, target, voxel, by_part) {
+                Ok(built) => built,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                    continue;
+                }
+            };
+            let chain = LodChain {
+                levels: vec![level],
+                columns,
+            };
+            let report = check_silhouettes(source, &chain, 0, poses);
+            if best.as_ref().is_none_or(|(s, _)| report.score() < *s) {
+                let LodChain {
+                    mut levels,
+                    columns,
+                } = chain;
+                best = Some((report.score(), (levels.remove(0), columns)));
+            }
+            if report.passes() {
+                break;
+            }
+        }
+        if best.as_ref().is_some_and(|(s, _)| *s <= 1.0) {
+            break;
+        }
+    }
+    match (best, first_error) {
+        (Some((_, built)), _) => Ok(built),
+        (None, Some(e)) => Err(e),
+        (None, None) => unreachable!("at least one candidate was tried"),
+    }
 }
 
 fn no_triangles(why: &str) -> VatError {

@@ -14,7 +14,7 @@ fn settings() -> LodSettings {
 #[test]
 fn the_chain_has_three_levels_over_one_column_list() {
     let source = capsule_limb(24, 8, 6);
-    let chain = build_chain(&source, &settings()).unwrap();
+    let chain = build_chain(&source, &settings(), &[]).unwrap();
     assert_eq!(chain.levels.len(), 3);
     let [lod0, lod1, lod2] = [0, 1, 2].map(|l| &chain.levels[l]);
     assert_eq!(
@@ -65,13 +65,13 @@ fn lod0_welds_palette_seams_of_a_textured_source() {
         |y| u32::from(y > 1.0),
     );
     source.textures = vec![vec![palette()]];
-    let chain = build_chain(&source, &settings()).unwrap();
+    let chain = build_chain(&source, &settings(), &[]).unwrap();
     assert_eq!(source.positions.len(), 17 * 7);
     assert_eq!(chain.levels[0].vertices.len(), 16 * 7);
 }
 
 fn error_of(source: &LodSource, settings: &LodSettings) -> String {
-    build_chain(source, settings).unwrap_err().to_string()
+    build_chain(source, settings, &[]).unwrap_err().to_string()
 }
 
 #[test]
@@ -90,7 +90,7 @@ fn bad_input_is_refused_with_what_and_where() {
         lod2_triangles: 100_000,
         ..settings()
     };
-    let short = build_chain(&good, &s).unwrap();
+    let short = build_chain(&good, &s, &[]).unwrap();
     assert_eq!(
         short.levels.len(),
         2,

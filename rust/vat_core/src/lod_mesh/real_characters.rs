@@ -96,7 +96,7 @@ fn real_characters() {
             welded.columns.len()
         );
         let start = Instant::now();
-        let chain = match build_chain(&source, &settings) {
+        let chain = match build_chain(&source, &settings, &poses) {
             Ok(c) => c,
             Err(e) => {
                 println!("   build_chain failed: {e}");

@@ -25,6 +25,11 @@ pub const MARGIN_PX: f32 = 4.0;
 /// as loss.
 pub const LOSS_DISTANCE_PX: i32 = 2;
 
+/// Largest share of the source's silhouette a kept level may leave uncovered, in %.
+pub const MAX_HOLES_PCT: f32 = 1.0;
+/// Largest share of a kept level's silhouette that may lie outside the source's, in %.
+pub const MAX_LOSS_PCT: f32 = 6.0;
+
 /// The worst silhouette differences of one level over every view and pose.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SilhouetteReport {
@@ -36,6 +41,18 @@ pub struct SilhouetteReport {
     pub worst_view: u32,
     /// The pose (index into the poses given) where holes plus loss is largest.
     pub worst_pose: u32,
+}
+
+impl SilhouetteReport {
+    /// True if holes and loss are both within [`MAX_HOLES_PCT`] and [`MAX_LOSS_PCT`].
+    pub fn passes(&self) -> bool {
+        self.holes_pct <= MAX_HOLES_PCT && self.loss_pct <= MAX_LOSS_PCT
+    }
+
+    /// The worse of holes and loss as a share of its limit: at most 1 when the level passes.
+    pub fn score(&self) -> f32 {
+        (self.holes_pct / MAX_HOLES_PCT).max(self.loss_pct / MAX_LOSS_PCT)
+    }
 }
 
 /// One view of one pose: the two masks, for a picture of the check.

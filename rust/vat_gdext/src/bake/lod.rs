@@ -19,10 +19,7 @@ use super::lod_source;
 use super::output::GodotBytes;
 use crate::convert;
 
-/// Largest share of the source's silhouette a kept level may leave uncovered, in %.
-pub const MAX_HOLES_PCT: f32 = 1.0;
-/// Largest share of a kept level's silhouette that may lie outside the source's, in %.
-pub const MAX_LOSS_PCT: f32 = 6.0;
+pub use vat_core::lod_mesh::{MAX_HOLES_PCT, MAX_LOSS_PCT};
 
 /// One kept level's figures.
 pub struct LevelStats {
@@ -130,7 +127,8 @@ pub fn bake_lod(
         return Ok(Err(why));
     }
     source.textures = lod_source::surface_images(character, variations);
-    let chain = match build_chain(&source, settings) {
+    let poses = lod_source::poses(vat, &lod_source::pose_frames(clips));
+    let chain = match build_chain(&source, settings, &poses) {
         Ok(chain) => chain,
         Err(e) => {
             let why = format!(
@@ -140,7 +138,6 @@ pub fn bake_lod(
             return Ok(Err(why));
         }
     };
-    let poses = lod_source::poses(vat, &lod_source::pose_frames(clips));
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
     if let [_, lod1] = &chain.levels[..] {
@@ -155,7 +152,7 @@ pub fn bake_lod(
     }
     for level in 0..chain.levels.len() {
         let report = check_silhouettes(&source, &chain, level, &poses);
-        if report.holes_pct > MAX_HOLES_PCT || report.loss_pct > MAX_LOSS_PCT {
+        if !report.passes() {
             let why = format!(
                 "LOD{level} of '{owner}' dropped: holes {:.2}% (limit {MAX_HOLES_PCT}%), loss {:.2}% (limit {MAX_LOSS_PCT}%) in view {} of pose {} of {}",
                 report.holes_pct,

@@ -17,10 +17,14 @@
 //!    follows the animation with no bones and the shader needs nothing special. Triangles wind
 //!    like the source's (clockwise fronts for Godot).
 //!
-//! Known limit: parts closer than about two voxels in the reference pose (a hand at the thigh,
-//! a head on a thin neck) merge in the shell, and the triangles joining them stretch into webs
-//! when the parts move apart, which the silhouette check reports as loss. A finer voxel size
-//! narrows the webs at some build time.
+//! With poses (source-vertex positions per baked pose), steps 2 to 4 run per rigid part
+//! (`parts.rs`): bones whose points keep their distances over the poses form a part; parts that
+//! touch in the voxel grid away from their joints are remeshed apart and each piece binds only to
+//! its own part's triangles (and those at its joints), so an arm hanging at the thigh or a head
+//! on a thin neck no longer merges with it in the shell and stretches into a web when the poses
+//! pull them apart. Parts that touch only at joints, or not at all, share one remesh. The
+//! triangle target is split over the pieces by size. Without poses the whole character is one
+//! piece. `build_chain` tries both and keeps the one whose silhouettes check best.
 //!
 //! Texture: a LOD2 vertex interpolates the bound triangle's UVs, so a LOD2 triangle whose
 //! vertices bind into different UV charts smears the texture across the seam
@@ -31,10 +35,13 @@ mod bind;
 mod collapse;
 mod manifold;
 mod nearest;
+mod parts;
 mod stats;
 mod surface;
 mod voxel;
 
+#[cfg(test)]
+mod parts_tests;
 #[cfg(test)]
 mod tests;
 
@@ -58,6 +65,13 @@ const COLLAPSE_BONE_WEIGHT: f32 = 1.0;
 /// Weight of the bone attribute against the position error while simplifying (see
 /// [`bone_centres`]).
 const BONE_WEIGHT: f32 = 1.0;
+/// Two bones are one rigid part while no distance between them changes by more than this many
+/// voxels over the poses (see `parts.rs`).
+const PART_TOLERANCE_VOXELS: f32 = 1.0;
+/// How far from a joint (in voxels) the parts on either side overlap.
+const JOINT_OVERLAP_VOXELS: f32 = 1.0;
+/// Fewest triangles a part's closed piece is given: the target over this caps the part count.
+const MIN_PART_TRIANGLES: usize = 16;
 
 /// Builds LOD2 of `source`: a closed, manifold mesh of at most `target_triangles` triangles
 /// (and usually just under it), remeshed at `voxel_size` (0 = automatic: the largest extent /
@@ -76,6 +90,7 @@ pub fn build_lod2(
     source: &LodSource,
     target_triangles: u32,
     voxel_size: f32,
+    poses: &[Vec<Vec3>],
 ) -> Result<(LodLevel, Vec<ColumnSource>)> {
     let source_triangles = check_source(source)?;
     if target_triangles == 0 || target_triangles as usize >= source_triangles {
@@ -93,6 +108,7 @@ pub fn build_lod2(
             detail: format!("{voxel_size} must be 0 (automatic) or a positive finite length"),
         });
     }
+    check_poses(source, poses)?;
     let tris = bind::SourceTriangles::new(source, &source.positions)?;
     let corners: Vec<_> = tris
         .triangles
@@ -108,8 +124,33 @@ pub fn build_lod2(
     let bounds = Bounds::from_points(&used);
     let voxel = voxel::choose_voxel_size(&bounds, voxel_size);
     let grid = voxel::voxelize(&corners, &bounds, voxel);
-    let mut mesh = surface::extract(&grid);
-    if mesh.indices.is_empty() {
+    let overlap = JOINT_OVERLAP_VOXELS * voxel;
+    let rigid = parts::rigid_parts(
+        source,
+        &tris,
+        poses,
+        PART_TOLERANCE_VOXELS * voxel,
+        (target_triangles as usize / MIN_PART_TRIANGLES).max(1),
+        overlap,
+    );
+    let nearest = parts::nearest_triangles(&grid, &tris);
+    let parts = parts::merge_apart(source, &tris, &grid, &nearest, rigid.clone(), overlap);
+    let grids = if parts.count > 1 {
+        parts::part_grids(&grid, &nearest, &parts)
+    } else {
+        vec![grid.clone()]
+    };
+    let meshes: Vec<(u32, surface::Mesh)> = grids
+        .iter()
+        .enumerate()
+        .map(|(part, g)| {
+            let mut mesh = surface::extract(g);
+            surface::smooth(&mut mesh, SMOOTH_ITERATIONS);
+            (part as u32, mesh)
+        })
+        .filter(|(_, m)| !m.indices.is_empty())
+        .collect();
+    if meshes.is_empty() {
         return Err(VatError::InvalidValue {
             what: "LOD2 remesh",
             detail: format!(
@@ -118,15 +159,58 @@ pub fn build_lod2(
             ),
         });
     }
-    surface::smooth(&mut mesh, SMOOTH_ITERATIONS);
-    let centres = bone_centres(&mesh, source, &tris);
-    let simplified = simplify_closed(&mesh, &centres, target_triangles as usize)?;
-    let (level, columns) = bind::bind(
-        &simplified,
-        &tris,
-        &source.positions,
-        BIND_SLACK_VOXELS * voxel,
-    );
+    let target = target_triangles as usize;
+    let centres: Vec<Vec<Vec3>> = meshes
+        .iter()
+        .map(|(_, m)| bone_centres(m, source, &tris))
+        .collect();
+    // A piece that cannot get down to its share keeps what it reached; the others share the
+    // rest. A few rounds settle it.
+    let mut counts: Vec<usize> = meshes.iter().map(|(_, m)| m.indices.len() / 3).collect();
+    let mut fixed = vec![false; meshes.len()];
+    let mut simplified = Vec::new();
+    for _ in 0..4 {
+        let budgets = part_budgets(&counts, &fixed, target);
+        simplified = meshes
+            .iter()
+            .zip(&centres)
+            .zip(&budgets)
+            .map(|(((_, m), c), &b)| simplify_closed(m, c, b))
+            .collect::<Result<Vec<_>>>()?;
+        let mut over = false;
+        for (k, (m, &b)) in simplified.iter().zip(&budgets).enumerate() {
+            let got = m.indices.len() / 3;
+            if got > b {
+                (counts[k], fixed[k], over) = (got, true, true);
+            }
+        }
+        if !over {
+            break;
+        }
+    }
+    let total: usize = simplified.iter().map(|m| m.indices.len() / 3).sum();
+    if total > target {
+        return Err(VatError::InvalidValue {
+            what: "LOD2 remesh",
+            detail: format!(
+                "the voxel surface simplifies to no fewer than {total} closed, manifold \
+                 triangles, above the target of {target}; raise the target or the voxel size"
+            ),
+        });
+    }
+    let mut pieces = Vec::with_capacity(meshes.len());
+    for ((group, _), simplified) in meshes.iter().zip(simplified) {
+        let same_part = |anchor: u32, t: u32| rigid.accepts(rigid.of_triangle[anchor as usize], t);
+        pieces.push(bind::bind(
+            &simplified,
+            &tris,
+            &source.positions,
+            BIND_SLACK_VOXELS * voxel,
+            |t| parts.count == 1 || parts.of_triangle[t as usize] == *group,
+            same_part,
+        ));
+    }
+    let (level, columns) = merge_pieces(pieces);
     if !is_closed_manifold(&level) {
         // Binding keeps the connectivity, so this would be a bug, not bad input.
         return Err(VatError::InvalidValue {
@@ -135,6 +219,59 @@ pub fn build_lod2(
         });
     }
     Ok((level, columns))
+}
+
+/// Splits `target` triangles over pieces whose unsimplified surfaces have `counts` triangles:
+/// a `fixed` piece gets its count, every other at least [`MIN_PART_TRIANGLES`] (less if the
+/// target cannot give every piece that many; its whole surface if smaller) and the rest by size. The sum stays within `target` when it allows
+/// the fixed pieces and every other's minimum.
+fn part_budgets(counts: &[usize], fixed: &[bool], target: usize) -> Vec<usize> {
+    let least = MIN_PART_TRIANGLES.min(target / counts.len().max(1)).max(1);
+    let floor: Vec<usize> = counts
+        .iter()
+        .zip(fixed)
+        .map(|(&c, &f)| if f { c } else { c.min(least) })
+        .collect();
+    let spare = target.saturating_sub(floor.iter().sum());
+    let above: usize = counts.iter().zip(&floor).map(|(c, f)| c - f).sum();
+    counts
+        .iter()
+        .zip(&floor)
+        .map(|(&c, &f)| {
+            let share = (spare as f64 * (c - f) as f64 / above.max(1) as f64) as usize;
+            (f + share).min(c)
+        })
+        .collect()
+}
+
+/// One level from closed pieces bound separately (vertex `i` of each uses column `i`): the
+/// pieces' vertices and columns in order, triangles grouped by source surface.
+fn merge_pieces(pieces: Vec<(LodLevel, Vec<ColumnSource>)>) -> (LodLevel, Vec<ColumnSource>) {
+    let mut vertices = Vec::new();
+    let mut columns = Vec::new();
+    let mut by_surface: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+    for (level, cols) in pieces {
+        let offset = vertices.len() as u32;
+        vertices.extend(level.vertices.into_iter().map(|mut v| {
+            v.column += offset;
+            v
+        }));
+        columns.extend(cols);
+        for s in level.surfaces {
+            by_surface
+                .entry(s.source_surface)
+                .or_default()
+                .extend(s.indices.iter().map(|i| i + offset));
+        }
+    }
+    let surfaces = by_surface
+        .into_iter()
+        .map(|(source_surface, indices)| crate::lod_mesh::LodSurface {
+            source_surface,
+            indices,
+        })
+        .collect();
+    (LodLevel { vertices, surfaces }, columns)
 }
 
 /// Triangles of the source after checking indices and positions; an error when there are none.
@@ -174,7 +311,21 @@ fn check_source(source: &LodSource) -> Result<usize> {
     Ok(triangles)
 }
 
-/// `mesh` simplified to at most `target` triangles, closed and manifold.
+/// Every pose has one finite position per source vertex.
+fn check_poses(source: &LodSource, poses: &[Vec<Vec3>]) -> Result<()> {
+    for (k, pose) in poses.iter().enumerate() {
+        crate::error::check_len("LOD2 pose positions", source.positions.len(), pose.len())?;
+        if let Some(v) = pose.iter().position(|p| !p.is_finite()) {
+            return Err(VatError::NonFinite {
+                what: format!("LOD2 pose {k} position of vertex {v}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `mesh` simplified to at most `target` triangles (or as few as the manifold-safe collapses
+/// reach, when that is more), closed and manifold.
 ///
 /// meshoptimizer first. It keeps a closed mesh closed but may pinch a thin tube into an edge
 /// shared by four triangles, or flatten a small piece into two triangles on the same three
@@ -217,16 +368,6 @@ fn simplify_closed(mesh: &surface::Mesh, centres: &[Vec3], target: usize) -> Res
         start.unwrap_or_else(|| (mesh.clone(), (0..mesh.positions.len() as u32).collect()));
     let from_centres: Vec<Vec3> = old.iter().map(|&v| centres[v as usize]).collect();
     let out = collapse::collapse_to(&from, &from_centres, COLLAPSE_BONE_WEIGHT, target);
-    let count = out.indices.len() / 3;
-    if count > target {
-        return Err(VatError::InvalidValue {
-            what: "LOD2 remesh",
-            detail: format!(
-                "the voxel surface simplifies to no fewer than {count} closed, manifold \
-                 triangles, above the target of {target}; raise the target or the voxel size"
-            ),
-        });
-    }
     if !manifold::indices_closed_manifold(&out.indices, out.positions.len())
         || manifold::has_doubled_triangles(&out.indices)
     {

@@ -83,7 +83,7 @@ fn sphere(radius: f32, rings: u32, segments: u32, split_y: f32) -> LodSource {
 
 /// A capsule along +y from 0 to `length`, radius `radius`, sharing vertices (no seams). Bone 0
 /// below the joint at `length / 2`, bone 1 above.
-fn capsule(radius: f32, length: f32, segments: u32) -> LodSource {
+pub(super) fn capsule(radius: f32, length: f32, segments: u32) -> LodSource {
     // Profile from the bottom pole to the top pole: a half circle, a straight side, a half circle.
     let mut profile: Vec<(f32, f32)> = Vec::new();
     let cap = 6;
@@ -204,7 +204,7 @@ fn level_positions(level: &LodLevel, positions: &[Vec3]) -> Vec<Vec3> {
 /// Every property LOD2 promises for any source, with the fit measured against `max_fit` (a
 /// fraction of the source's bounding-box diagonal).
 fn check_lod2(src: &LodSource, target: u32, voxel: f32, max_fit: f32) -> (LodLevel, Lod2Stats) {
-    let (level, columns) = build_lod2(src, target, voxel).unwrap();
+    let (level, columns) = build_lod2(src, target, voxel, &[]).unwrap();
     let tris = level.triangle_count();
     assert!(is_closed_manifold(&level), "not closed and manifold");
     assert!(
@@ -355,30 +355,32 @@ fn bad_input_is_refused_with_what_and_why() {
     let src = sphere(1.0, 8, 8, 2.0);
     let count = src.surfaces[0].indices.len() / 3;
     let msg = |r: Result<(LodLevel, Vec<ColumnSource>)>| r.unwrap_err().to_string();
-    assert!(msg(build_lod2(&src, 0, 0.0)).contains("LOD2 triangle target: 0 must be at least 1"));
-    let m = msg(build_lod2(&src, count as u32, 0.0));
+    assert!(
+        msg(build_lod2(&src, 0, 0.0, &[])).contains("LOD2 triangle target: 0 must be at least 1")
+    );
+    let m = msg(build_lod2(&src, count as u32, 0.0, &[]));
     assert!(
         m.contains(&format!("below the source's {count} triangles")),
         "{m}"
     );
-    assert!(msg(build_lod2(&src, 20, -1.0)).contains("LOD2 voxel size: -1"));
-    assert!(msg(build_lod2(&src, 20, f32::NAN)).contains("LOD2 voxel size"));
+    assert!(msg(build_lod2(&src, 20, -1.0, &[])).contains("LOD2 voxel size: -1"));
+    assert!(msg(build_lod2(&src, 20, f32::NAN, &[])).contains("LOD2 voxel size"));
 
     let mut empty = src.clone();
     empty.surfaces.iter_mut().for_each(|s| s.indices.clear());
     assert_eq!(
-        msg(build_lod2(&empty, 20, 0.0)),
+        msg(build_lod2(&empty, 20, 0.0, &[])),
         "LOD2 source mesh: it has no triangles"
     );
     let mut bad_index = src.clone();
     bad_index.surfaces[0].indices[4] = 9999;
-    assert!(msg(build_lod2(&bad_index, 20, 0.0)).contains("LOD2 source vertex index 9999"));
+    assert!(msg(build_lod2(&bad_index, 20, 0.0, &[])).contains("LOD2 source vertex index 9999"));
     let mut ragged = src.clone();
     ragged.surfaces[0].indices.pop();
-    assert!(msg(build_lod2(&ragged, 20, 0.0)).contains("not a multiple of 3"));
+    assert!(msg(build_lod2(&ragged, 20, 0.0, &[])).contains("not a multiple of 3"));
     let mut nan = src.clone();
     nan.positions[3].x = f32::NAN;
-    assert!(msg(build_lod2(&nan, 20, 0.0)).contains("vertex 3"));
+    assert!(msg(build_lod2(&nan, 20, 0.0, &[])).contains("vertex 3"));
     // Two balls far apart cannot close up in fewer than 2 x 4 triangles.
     let mut two = src.clone();
     let n = two.positions.len() as u32;
@@ -389,14 +391,14 @@ fn bad_input_is_refused_with_what_and_why() {
     two.bones.extend(src.bones.clone());
     let copy: Vec<u32> = two.surfaces[0].indices.iter().map(|i| i + n).collect();
     two.surfaces[0].indices.extend(copy);
-    let m = msg(build_lod2(&two, 6, 0.0));
+    let m = msg(build_lod2(&two, 6, 0.0, &[]));
     assert!(
         m.starts_with("LOD2 remesh: the voxel surface simplifies to no fewer than 8"),
         "{m}"
     );
     let mut flat = src.clone();
     flat.positions.iter_mut().for_each(|p| *p = Vec3::ONE);
-    assert!(msg(build_lod2(&flat, 20, 0.0)).contains("zero area"));
+    assert!(msg(build_lod2(&flat, 20, 0.0, &[])).contains("zero area"));
 }
 
 /// Signed volume of a level at `positions` (positive when wound counter-clockwise outwards).

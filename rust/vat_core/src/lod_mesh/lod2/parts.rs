@@ -1,0 +1,399 @@
+//! Rigid parts: LOD2 is remeshed part by part so that parts which move apart never share a
+//! triangle.
+//!
+//! One remesh of the whole character merges every two parts that lie within the voxel shell of
+//! each other in the reference pose (an arm hanging at the thigh, a big head on a thin neck), and
+//! the triangles joining them stretch into webs once the poses pull them apart. Here the source's
+//! bones are grouped into parts whose vertices keep their distances over the baked poses (within
+//! a tolerance): a part moves as one, so nothing inside it stretches. Each solid voxel sample
+//! goes to the part of its nearest source triangle, and each part is extracted, simplified and
+//! bound on its own, to its own triangles only.
+//!
+//! Where two parts meet in the mesh (a joint: a position both parts' triangles use), each part
+//! also takes the other's samples within the joint overlap and may bind there, so the closed
+//! pieces overlap at the joint and no gap opens when it bends. Parts that are only near each
+//! other in space, not joined in the mesh, take nothing from each other.
+
+use std::collections::HashMap;
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+use super::bind::SourceTriangles;
+use super::voxel::Grid;
+use crate::lod_mesh::weld::{find, union};
+use crate::lod_mesh::LodSource;
+
+/// Extreme points sampled per bone to measure how bones move against each other.
+const SAMPLES_PER_BONE: usize = 6;
+
+/// The source's triangles grouped into rigid parts.
+#[derive(Debug, Clone)]
+pub(crate) struct Parts {
+    /// Part per source triangle (indexing [`SourceTriangles::triangles`]).
+    pub of_triangle: Vec<u32>,
+    /// Per source triangle, the other parts it joins within the overlap (sorted).
+    pub joins: Vec<Vec<u32>>,
+    /// Number of parts.
+    pub count: usize,
+}
+
+impl Parts {
+    /// True if part `part` may use source triangle `t`: its own, or one at a joint with it.
+    pub fn accepts(&self, part: u32, t: u32) -> bool {
+        self.of_triangle[t as usize] == part || self.joins[t as usize].binary_search(&part).is_ok()
+    }
+}
+
+/// Groups the source's bones into parts that move rigidly over `poses` (source-vertex positions
+/// per pose): two bones are one part when no distance between their sampled points changes by
+/// more than `tolerance` from the reference pose. Then merges parts until there are at most
+/// `max_parts`, the smallest (by triangle count) into the one it moves least against. Without
+/// poses, the whole character is one part.
+///
+/// `overlap`: how far (reference pose) from a joint position a triangle still joins the part
+/// across the joint.
+pub(crate) fn rigid_parts(
+    source: &LodSource,
+    tris: &SourceTriangles,
+    poses: &[Vec<Vec3>],
+    tolerance: f32,
+    max_parts: usize,
+    overlap: f32,
+) -> Parts {
+    let bone_of = |v: u32| source.bones.get(v as usize).copied().unwrap_or(u32::MAX);
+    // The bone per triangle: the one most corners follow (corner 0's on a three-way split).
+    let triangle_bone: Vec<u32> = tris
+        .triangles
+        .iter()
+        .map(|t| {
+            let b = t.map(bone_of);
+            if b[1] == b[2] {
+                b[1]
+            } else {
+                b[0]
+            }
+        })
+        .collect();
+    let mut bones: Vec<u32> = triangle_bone.clone();
+    bones.sort_unstable();
+    bones.dedup();
+    let group_of: HashMap<u32, usize> = bones.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    let mut triangles_per_group = vec![0usize; bones.len()];
+    for b in &triangle_bone {
+        triangles_per_group[group_of[b]] += 1;
+    }
+    let samples = bone_samples(source, tris, &triangle_bone, &bones);
+    let n = bones.len();
+    // Largest change of distance between two groups' samples over the poses.
+    let deviation = |a: &[u32], b: &[u32]| -> f32 {
+        let mut worst = 0.0f32;
+        for pose in poses {
+            for &i in a {
+                for &j in b {
+                    let (i, j) = (i as usize, j as usize);
+                    let reference = source.positions[i].distance(source.positions[j]);
+                    worst = worst.max((pose[i].distance(pose[j]) - reference).abs());
+                }
+            }
+        }
+        worst
+    };
+    let pairs: Vec<(usize, usize, f32)> = (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|(a, b)| (a, b, deviation(&samples[a], &samples[b])))
+        .collect();
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    for &(a, b, d) in &pairs {
+        if d <= tolerance {
+            union(&mut parent, a as u32, b as u32);
+        }
+    }
+    // Merge the smallest part into the part it moves least against until few enough remain.
+    loop {
+        let mut size: HashMap<u32, usize> = HashMap::new();
+        for (g, &count) in triangles_per_group.iter().enumerate() {
+            *size.entry(find(&mut parent, g as u32)).or_default() += count;
+        }
+        if size.len() <= max_parts.max(1) {
+            break;
+        }
+        let (&small, _) = size
+            .iter()
+            .min_by_key(|&(&root, &count)| (count, root))
+            .expect("more than one part");
+        let mut best: Option<(f32, u32)> = None;
+        for &(a, b, d) in &pairs {
+            let (ra, rb) = (find(&mut parent, a as u32), find(&mut parent, b as u32));
+            let other = match (ra == small, rb == small) {
+                (true, false) => rb,
+                (false, true) => ra,
+                _ => continue,
+            };
+            if best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, other));
+            }
+        }
+        let (_, other) = best.expect("another part exists");
+        union(&mut parent, small, other);
+    }
+    let mut part_of_root: HashMap<u32, u32> = HashMap::new();
+    let mut part_of_group = vec![0u32; n];
+    for (g, part) in part_of_group.iter_mut().enumerate() {
+        let root = find(&mut parent, g as u32);
+        let next = part_of_root.len() as u32;
+        *part = *part_of_root.entry(root).or_insert(next);
+    }
+    let of_triangle: Vec<u32> = triangle_bone
+        .iter()
+        .map(|b| part_of_group[group_of[b]])
+        .collect();
+    let count = part_of_root.len();
+    let joins = joins(source, tris, &of_triangle, overlap);
+    Parts {
+        of_triangle,
+        joins,
+        count,
+    }
+}
+
+/// Merges parts that touch in `grid` only at their joints or not at all: one remesh of both
+/// then makes no web (no solid sample of one lies next to the other's away from a joint), and
+/// saves the caps where they meet. Two samples touch along any of the 13 lattice directions.
+/// `nearest` is the nearest source triangle per sample (`u32::MAX` for an empty one).
+pub(crate) fn merge_apart(
+    source: &LodSource,
+    tris: &SourceTriangles,
+    grid: &Grid,
+    nearest: &[u32],
+    parts: Parts,
+    overlap: f32,
+) -> Parts {
+    let n = parts.count;
+    if n < 2 {
+        return parts;
+    }
+    let [nx, ny, nz] = grid.dims;
+    let mut touching = vec![false; n * n];
+    for z in 0..nz {
+        for y in 0..ny {
+            for x in 0..nx {
+                let t = nearest[grid.index(x, y, z)];
+                if t == u32::MAX {
+                    continue;
+                }
+                let p = parts.of_triangle[t as usize];
+                for d in FORWARD {
+                    let at = |a: usize, v: usize, dims: usize| {
+                        let w = v as isize + d[a];
+                        (0..dims as isize).contains(&w).then_some(w as usize)
+                    };
+                    let (Some(x2), Some(y2), Some(z2)) = (at(0, x, nx), at(1, y, ny), at(2, z, nz))
+                    else {
+                        continue;
+                    };
+                    let u = nearest[grid.index(x2, y2, z2)];
+                    if u == u32::MAX {
+                        continue;
+                    }
+                    let q = parts.of_triangle[u as usize];
+                    if p != q && !parts.accepts(q, t) && !parts.accepts(p, u) {
+                        touching[p as usize * n + q as usize] = true;
+                        touching[q as usize * n + p as usize] = true;
+                    }
+                }
+            }
+        }
+    }
+    // Greedy: join two groups while no member of one touches a member of the other.
+    let mut group: Vec<usize> = (0..n).collect();
+    for a in 0..n {
+        for b in a + 1..n {
+            let (ga, gb) = (group[a], group[b]);
+            if ga == gb {
+                continue;
+            }
+            let clash = (0..n)
+                .filter(|&i| group[i] == ga)
+                .any(|i| (0..n).any(|j| group[j] == gb && touching[i * n + j]));
+            if !clash {
+                for g in group.iter_mut() {
+                    if *g == gb {
+                        *g = ga;
+                    }
+                }
+            }
+        }
+    }
+    let mut renumber: HashMap<usize, u32> = HashMap::new();
+    let of_triangle: Vec<u32> = parts
+        .of_triangle
+        .iter()
+        .map(|&p| {
+            let next = renumber.len() as u32;
+            *renumber.entry(group[p as usize]).or_insert(next)
+        })
+        .collect();
+    let count = renumber.len();
+    let joins = joins(source, tris, &of_triangle, overlap);
+    Parts {
+        of_triangle,
+        joins,
+        count,
+    }
+}
+
+/// The 13 lattice directions whose first non-zero step is positive: half of the 26
+/// neighbours, so each touching pair is seen once.
+const FORWARD: [[isize; 3]; 13] = {
+    let mut out = [[0; 3]; 13];
+    let mut k = 0;
+    let mut code = 0;
+    while code < 27 {
+        let d = [code % 3 - 1, (code / 3) % 3 - 1, code / 9 - 1];
+        // First non-zero component positive (this skips (0, 0, 0) too).
+        let first = if d[0] != 0 {
+            d[0]
+        } else if d[1] != 0 {
+            d[1]
+        } else {
+            d[2]
+        };
+        if first > 0 {
+            out[k] = d;
+            k += 1;
+        }
+        code += 1;
+    }
+    out
+};
+
+/// Per bone group, up to [`SAMPLES_PER_BONE`] source vertices of its triangles: the extremes
+/// along each axis in the reference pose (far-apart points show a turn as well as a shift).
+fn bone_samples(
+    source: &LodSource,
+    tris: &SourceTriangles,
+    triangle_bone: &[u32],
+    bones: &[u32],
+) -> Vec<Vec<u32>> {
+    let index: HashMap<u32, usize> = bones.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    // Per group: (min, max) vertex along x, y, z.
+    let mut extremes: Vec<[Option<(u32, u32)>; 3]> = vec![[None; 3]; bones.len()];
+    for (t, &b) in tris.triangles.iter().zip(triangle_bone) {
+        let e = &mut extremes[index[&b]];
+        for &v in t {
+            let p = source.positions[v as usize];
+            for (axis, slot) in e.iter_mut().enumerate() {
+                let (lo, hi) = slot.get_or_insert((v, v));
+                if p[axis] < source.positions[*lo as usize][axis] {
+                    *lo = v;
+                }
+                if p[axis] > source.positions[*hi as usize][axis] {
+                    *hi = v;
+                }
+            }
+        }
+    }
+    extremes
+        .into_iter()
+        .map(|e| {
+            let mut s: Vec<u32> = e.iter().flatten().flat_map(|&(lo, hi)| [lo, hi]).collect();
+            s.sort_unstable();
+            s.dedup();
+            s.truncate(SAMPLES_PER_BONE);
+            s
+        })
+        .collect()
+}
+
+/// Per triangle, the other parts it joins: parts whose triangles share a position with its
+/// part's triangles (a joint) within `overlap` of the triangle's centre.
+fn joins(
+    source: &LodSource,
+    tris: &SourceTriangles,
+    of_triangle: &[u32],
+    overlap: f32,
+) -> Vec<Vec<u32>> {
+    let key = |p: Vec3| p.to_array().map(f32::to_bits);
+    let mut parts_at: HashMap<[u32; 3], Vec<u32>> = HashMap::new();
+    for (t, &part) in tris.triangles.iter().zip(of_triangle) {
+        for &v in t {
+            let list = parts_at
+                .entry(key(source.positions[v as usize]))
+                .or_default();
+            if !list.contains(&part) {
+                list.push(part);
+            }
+        }
+    }
+    // Joint positions per pair of parts (lower part first).
+    let mut joints: HashMap<(u32, u32), Vec<Vec3>> = HashMap::new();
+    for (k, list) in &parts_at {
+        for (i, &a) in list.iter().enumerate() {
+            for &b in &list[i + 1..] {
+                let p = Vec3::from_array(k.map(f32::from_bits));
+                joints.entry((a.min(b), a.max(b))).or_default().push(p);
+            }
+        }
+    }
+    let overlap2 = overlap * overlap;
+    tris.triangles
+        .par_iter()
+        .zip(of_triangle)
+        .map(|(t, &part)| {
+            let centre = t
+                .iter()
+                .map(|&v| source.positions[v as usize])
+                .sum::<Vec3>()
+                / 3.0;
+            let mut out: Vec<u32> = joints
+                .iter()
+                .filter(|((a, b), _)| *a == part || *b == part)
+                .filter(|(_, points)| {
+                    points
+                        .iter()
+                        .any(|p| p.distance_squared(centre) <= overlap2)
+                })
+                .map(|(&(a, b), _)| if a == part { b } else { a })
+                .collect();
+            out.sort_unstable();
+            out
+        })
+        .collect()
+}
+
+/// The nearest source triangle to each solid sample of `grid` (`u32::MAX` for an empty one).
+pub(crate) fn nearest_triangles(grid: &Grid, tris: &SourceTriangles) -> Vec<u32> {
+    let [nx, ny, _] = grid.dims;
+    grid.solid
+        .par_iter()
+        .enumerate()
+        .map(|(i, &solid)| {
+            if !solid {
+                return u32::MAX;
+            }
+            let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
+            tris.bvh
+                .nearest(grid.position(x, y, z))
+                .map_or(u32::MAX, |h| h.triangle)
+        })
+        .collect()
+}
+
+/// One grid per part: the solid samples of `grid` whose nearest source triangle (`nearest`, from
+/// [`nearest_triangles`]) the part accepts (its own, or one at a joint with it).
+pub(crate) fn part_grids(grid: &Grid, nearest: &[u32], parts: &Parts) -> Vec<Grid> {
+    (0..parts.count as u32)
+        .map(|part| Grid {
+            solid: nearest
+                .iter()
+                .map(|&t| t != u32::MAX && parts.accepts(part, t))
+                .collect(),
+            origin: grid.origin,
+            voxel: grid.voxel,
+            dims: grid.dims,
+        })
+        .collect()
+}
