@@ -103,17 +103,17 @@ pub(crate) fn min_area(positions: &[Vec3]) -> f32 {
 /// flip, while a side with no source facing it (a one-sided plane's back) still wraps.
 ///
 /// A vertex considers only the source triangles `t` for which `same_part(anchor, t)` holds,
-/// where `anchor` is the source triangle nearest to it among those `piece(t)` takes (the
-/// triangles of the parts the piece was remeshed from): so a vertex of one rigid part never
+/// where `anchor` is the source triangle nearest to it among those `piece(vertex, t)` takes (the
+/// triangles of the parts its piece was remeshed from): so a vertex of one rigid part never
 /// binds to a nearby part that moves away. `piece` must take at least one triangle of the BVH
-/// and `same_part(anchor, anchor)` must hold; `|_| true` and `|_, _| true` consider every
-/// triangle.
+/// for each vertex and `same_part(anchor, anchor)` must hold; `|_, _| true` for both considers
+/// every triangle.
 pub(crate) fn bind(
     mesh: &Mesh,
     source: &SourceTriangles,
     source_positions: &[Vec3],
     slack: f32,
-    piece: impl Fn(u32) -> bool + Sync,
+    piece: impl Fn(usize, u32) -> bool + Sync,
     same_part: impl Fn(u32, u32) -> bool + Sync,
 ) -> (LodLevel, Vec<ColumnSource>) {
     let face_normal = |[a, b, c]: [Vec3; 3]| (b - a).cross(c - a);
@@ -133,10 +133,11 @@ pub(crate) fn bind(
         .positions
         .iter()
         .zip(&vertex_normals)
-        .map(|(&p, &n)| {
+        .enumerate()
+        .map(|(v, (&p, &n))| {
             let anchor = source
                 .bvh
-                .nearest_where(p, &piece)
+                .nearest_where(p, |t| piece(v, t))
                 .expect("the piece takes a triangle of the BVH");
             let accept = |t: u32| same_part(anchor.triangle, t);
             let any = source
@@ -257,7 +258,14 @@ mod tests {
             indices: vec![0, 1, 2],
         };
         // Generous slack: the facing triangle 0.45 below wins over the nearer one 0.05 above.
-        let (level, columns) = bind(&mesh, &tris, &source.positions, 1.0, |_| true, |_, _| true);
+        let (level, columns) = bind(
+            &mesh,
+            &tris,
+            &source.positions,
+            1.0,
+            |_, _| true,
+            |_, _| true,
+        );
         assert!(level.vertices.iter().all(|v| v.sources == [0, 1, 2]));
         assert_eq!(level.surfaces.len(), 1);
         assert_eq!(level.surfaces[0].source_surface, 0);
@@ -275,7 +283,14 @@ mod tests {
             }
         );
         // Tight slack: the nearest point wins whatever its facing.
-        let (level, _) = bind(&mesh, &tris, &source.positions, 0.1, |_| true, |_, _| true);
+        let (level, _) = bind(
+            &mesh,
+            &tris,
+            &source.positions,
+            0.1,
+            |_, _| true,
+            |_, _| true,
+        );
         assert!(level.vertices.iter().all(|v| v.sources == [3, 4, 5]));
         assert_eq!(level.surfaces[0].source_surface, 1);
     }

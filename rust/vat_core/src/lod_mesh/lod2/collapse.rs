@@ -17,7 +17,7 @@ use std::collections::BinaryHeap;
 
 use glam::{DVec3, Vec3};
 
-use super::surface::{compact, Mesh};
+use super::surface::{compact_mapped, Mesh};
 
 /// A symmetric 4x4 quadric: `[a2, ab, ac, ad, b2, bc, bd, c2, cd, d2]` of a plane sum.
 type Quadric = [f64; 10];
@@ -93,7 +93,18 @@ struct State {
 /// Collapses edges of the closed, manifold `mesh` until it has at most `target` triangles or no
 /// allowed collapse is left. `centres` holds each vertex's bone centre, weighed by `weight`
 /// against the quadric error.
+#[cfg(test)]
 pub(crate) fn collapse_to(mesh: &Mesh, centres: &[Vec3], weight: f32, target: usize) -> Mesh {
+    collapse_to_mapped(mesh, centres, weight, target).0
+}
+
+/// [`collapse_to`], also giving each kept vertex's index in `mesh`.
+pub(crate) fn collapse_to_mapped(
+    mesh: &Mesh,
+    centres: &[Vec3],
+    weight: f32,
+    target: usize,
+) -> (Mesh, Vec<u32>) {
     let n = mesh.positions.len();
     let mut s = State {
         positions: mesh.positions.clone(),
@@ -149,7 +160,7 @@ pub(crate) fn collapse_to(mesh: &Mesh, centres: &[Vec3], weight: f32, target: us
         .filter(|(_, &alive)| alive)
         .flat_map(|(t, _)| *t)
         .collect();
-    compact(&s.positions, &indices)
+    compact_mapped(&s.positions, &indices)
 }
 
 impl State {

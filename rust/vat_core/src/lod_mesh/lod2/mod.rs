@@ -17,14 +17,16 @@
 //!    follows the animation with no bones and the shader needs nothing special. Triangles wind
 //!    like the source's (clockwise fronts for Godot).
 //!
-//! With poses (source-vertex positions per baked pose), steps 2 to 4 run per rigid part
-//! (`parts.rs`): bones whose points keep their distances over the poses form a part; parts that
-//! touch in the voxel grid away from their joints are remeshed apart and each piece binds only to
-//! its own part's triangles (and those at its joints), so an arm hanging at the thigh or a head
-//! on a thin neck no longer merges with it in the shell and stretches into a web when the poses
-//! pull them apart. Parts that touch only at joints, or not at all, share one remesh. The
-//! triangle target is split over the pieces by size. Without poses the whole character is one
-//! piece. `build_chain` tries both and keeps the one whose silhouettes check best.
+//! With poses (source-vertex positions per baked pose), the grid is split into pieces by rigid
+//! part (`parts.rs`): bones whose points keep their distances over the poses form a part; each
+//! solid sample goes to the part of its nearest source triangle (islands of a few samples join
+//! the part around them); parts that touch in the grid away from their joints go to different
+//! pieces, and each piece is extracted on its own. So an arm hanging at the thigh or a head on
+//! a thin neck no longer merges with it in the shell and stretches into a web when the poses
+//! pull them apart. All pieces are then simplified as one mesh (the target goes where the error
+//! is), and each vertex binds within the part its piece came from (plus that part's joints).
+//! Without poses the whole character is one piece. `build_chain` tries both and keeps the one
+//! whose silhouettes check best.
 //!
 //! Texture: a LOD2 vertex interpolates the bound triangle's UVs, so a LOD2 triangle whose
 //! vertices bind into different UV charts smears the texture across the seam
@@ -70,7 +72,8 @@ const BONE_WEIGHT: f32 = 1.0;
 const PART_TOLERANCE_VOXELS: f32 = 1.0;
 /// How far from a joint (in voxels) the parts on either side overlap.
 const JOINT_OVERLAP_VOXELS: f32 = 1.0;
-/// Fewest triangles a part's closed piece is given: the target over this caps the part count.
+/// Triangles a rigid part should at least be able to get: the target over this caps the number
+/// of parts.
 const MIN_PART_TRIANGLES: usize = 16;
 
 /// Builds LOD2 of `source`: a closed, manifold mesh of at most `target_triangles` triangles
@@ -133,24 +136,27 @@ pub fn build_lod2(
         (target_triangles as usize / MIN_PART_TRIANGLES).max(1),
         overlap,
     );
-    let nearest = parts::nearest_triangles(&grid, &tris);
+    let mut nearest = parts::nearest_triangles(&grid, &tris);
+    parts::absorb_islands(&grid, &mut nearest, &rigid);
     let parts = parts::merge_apart(source, &tris, &grid, &nearest, rigid.clone(), overlap);
     let grids = if parts.count > 1 {
         parts::part_grids(&grid, &nearest, &parts)
     } else {
         vec![grid.clone()]
     };
-    let meshes: Vec<(u32, surface::Mesh)> = grids
-        .iter()
-        .enumerate()
-        .map(|(part, g)| {
-            let mut mesh = surface::extract(g);
-            surface::smooth(&mut mesh, SMOOTH_ITERATIONS);
-            (part as u32, mesh)
-        })
-        .filter(|(_, m)| !m.indices.is_empty())
-        .collect();
-    if meshes.is_empty() {
+    // Every piece's surface in one mesh (disjoint components), so one simplification spends
+    // the target where the error is, whatever piece it falls on.
+    let mut mesh = surface::Mesh::default();
+    let mut piece_of = Vec::new();
+    for (piece, g) in grids.iter().enumerate() {
+        let mut m = surface::extract(g);
+        surface::smooth(&mut m, SMOOTH_ITERATIONS);
+        let offset = mesh.positions.len() as u32;
+        mesh.indices.extend(m.indices.iter().map(|i| i + offset));
+        mesh.positions.extend(m.positions);
+        piece_of.resize(mesh.positions.len(), piece as u32);
+    }
+    if mesh.indices.is_empty() {
         return Err(VatError::InvalidValue {
             what: "LOD2 remesh",
             detail: format!(
@@ -159,58 +165,19 @@ pub fn build_lod2(
             ),
         });
     }
-    let target = target_triangles as usize;
-    let centres: Vec<Vec<Vec3>> = meshes
-        .iter()
-        .map(|(_, m)| bone_centres(m, source, &tris))
-        .collect();
-    // A piece that cannot get down to its share keeps what it reached; the others share the
-    // rest. A few rounds settle it.
-    let mut counts: Vec<usize> = meshes.iter().map(|(_, m)| m.indices.len() / 3).collect();
-    let mut fixed = vec![false; meshes.len()];
-    let mut simplified = Vec::new();
-    for _ in 0..4 {
-        let budgets = part_budgets(&counts, &fixed, target);
-        simplified = meshes
-            .iter()
-            .zip(&centres)
-            .zip(&budgets)
-            .map(|(((_, m), c), &b)| simplify_closed(m, c, b))
-            .collect::<Result<Vec<_>>>()?;
-        let mut over = false;
-        for (k, (m, &b)) in simplified.iter().zip(&budgets).enumerate() {
-            let got = m.indices.len() / 3;
-            if got > b {
-                (counts[k], fixed[k], over) = (got, true, true);
-            }
-        }
-        if !over {
-            break;
-        }
-    }
-    let total: usize = simplified.iter().map(|m| m.indices.len() / 3).sum();
-    if total > target {
-        return Err(VatError::InvalidValue {
-            what: "LOD2 remesh",
-            detail: format!(
-                "the voxel surface simplifies to no fewer than {total} closed, manifold \
-                 triangles, above the target of {target}; raise the target or the voxel size"
-            ),
-        });
-    }
-    let mut pieces = Vec::with_capacity(meshes.len());
-    for ((group, _), simplified) in meshes.iter().zip(simplified) {
-        let same_part = |anchor: u32, t: u32| rigid.accepts(rigid.of_triangle[anchor as usize], t);
-        pieces.push(bind::bind(
-            &simplified,
-            &tris,
-            &source.positions,
-            BIND_SLACK_VOXELS * voxel,
-            |t| parts.count == 1 || parts.of_triangle[t as usize] == *group,
-            same_part,
-        ));
-    }
-    let (level, columns) = merge_pieces(pieces);
+    let centres = bone_centres(&mesh, source, &tris);
+    let (simplified, old) = simplify_closed(&mesh, &centres, target_triangles as usize)?;
+    let piece_of: Vec<u32> = old.iter().map(|&v| piece_of[v as usize]).collect();
+    // A vertex anchors to the nearest triangle of its piece's parts, and binds within the
+    // anchor's rigid part (and the triangles at that part's joints).
+    let (level, columns) = bind::bind(
+        &simplified,
+        &tris,
+        &source.positions,
+        BIND_SLACK_VOXELS * voxel,
+        |v, t| parts.count == 1 || parts.of_triangle[t as usize] == piece_of[v],
+        |anchor, t| rigid.accepts(rigid.of_triangle[anchor as usize], t),
+    );
     if !is_closed_manifold(&level) {
         // Binding keeps the connectivity, so this would be a bug, not bad input.
         return Err(VatError::InvalidValue {
@@ -219,59 +186,6 @@ pub fn build_lod2(
         });
     }
     Ok((level, columns))
-}
-
-/// Splits `target` triangles over pieces whose unsimplified surfaces have `counts` triangles:
-/// a `fixed` piece gets its count, every other at least [`MIN_PART_TRIANGLES`] (less if the
-/// target cannot give every piece that many; its whole surface if smaller) and the rest by size. The sum stays within `target` when it allows
-/// the fixed pieces and every other's minimum.
-fn part_budgets(counts: &[usize], fixed: &[bool], target: usize) -> Vec<usize> {
-    let least = MIN_PART_TRIANGLES.min(target / counts.len().max(1)).max(1);
-    let floor: Vec<usize> = counts
-        .iter()
-        .zip(fixed)
-        .map(|(&c, &f)| if f { c } else { c.min(least) })
-        .collect();
-    let spare = target.saturating_sub(floor.iter().sum());
-    let above: usize = counts.iter().zip(&floor).map(|(c, f)| c - f).sum();
-    counts
-        .iter()
-        .zip(&floor)
-        .map(|(&c, &f)| {
-            let share = (spare as f64 * (c - f) as f64 / above.max(1) as f64) as usize;
-            (f + share).min(c)
-        })
-        .collect()
-}
-
-/// One level from closed pieces bound separately (vertex `i` of each uses column `i`): the
-/// pieces' vertices and columns in order, triangles grouped by source surface.
-fn merge_pieces(pieces: Vec<(LodLevel, Vec<ColumnSource>)>) -> (LodLevel, Vec<ColumnSource>) {
-    let mut vertices = Vec::new();
-    let mut columns = Vec::new();
-    let mut by_surface: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
-    for (level, cols) in pieces {
-        let offset = vertices.len() as u32;
-        vertices.extend(level.vertices.into_iter().map(|mut v| {
-            v.column += offset;
-            v
-        }));
-        columns.extend(cols);
-        for s in level.surfaces {
-            by_surface
-                .entry(s.source_surface)
-                .or_default()
-                .extend(s.indices.iter().map(|i| i + offset));
-        }
-    }
-    let surfaces = by_surface
-        .into_iter()
-        .map(|(source_surface, indices)| crate::lod_mesh::LodSurface {
-            source_surface,
-            indices,
-        })
-        .collect();
-    (LodLevel { vertices, surfaces }, columns)
 }
 
 /// Triangles of the source after checking indices and positions; an error when there are none.
@@ -324,17 +238,21 @@ fn check_poses(source: &LodSource, poses: &[Vec<Vec3>]) -> Result<()> {
     Ok(())
 }
 
-/// `mesh` simplified to at most `target` triangles (or as few as the manifold-safe collapses
-/// reach, when that is more), closed and manifold.
+/// `mesh` simplified to at most `target` triangles, closed and manifold, and for each of its
+/// vertices the index of that vertex in `mesh`.
 ///
 /// meshoptimizer first. It keeps a closed mesh closed but may pinch a thin tube into an edge
 /// shared by four triangles, or flatten a small piece into two triangles on the same three
 /// vertices; then it simplifies only to a looser target where it does not, and
 /// the manifold-safe edge collapses of [`collapse`] take the rest (from the full surface if no
 /// looser target works). `centres` are the vertices' bone centres (see [`bone_centres`]).
-fn simplify_closed(mesh: &surface::Mesh, centres: &[Vec3], target: usize) -> Result<surface::Mesh> {
+fn simplify_closed(
+    mesh: &surface::Mesh,
+    centres: &[Vec3],
+    target: usize,
+) -> Result<(surface::Mesh, Vec<u32>)> {
     if mesh.indices.len() / 3 <= target {
-        return Ok(mesh.clone());
+        return Ok((mesh.clone(), (0..mesh.positions.len() as u32).collect()));
     }
     let bounds = Bounds::from_points(&mesh.positions);
     let scale = 1.0
@@ -358,7 +276,7 @@ fn simplify_closed(mesh: &surface::Mesh, centres: &[Vec3], target: usize) -> Res
         if closed(&indices) {
             let (m, old) = surface::compact_mapped(&mesh.positions, &indices);
             if m.indices.len() / 3 <= target {
-                return Ok(m);
+                return Ok((m, old));
             }
             start = Some((m, old));
             break;
@@ -367,7 +285,18 @@ fn simplify_closed(mesh: &surface::Mesh, centres: &[Vec3], target: usize) -> Res
     let (from, old) =
         start.unwrap_or_else(|| (mesh.clone(), (0..mesh.positions.len() as u32).collect()));
     let from_centres: Vec<Vec3> = old.iter().map(|&v| centres[v as usize]).collect();
-    let out = collapse::collapse_to(&from, &from_centres, COLLAPSE_BONE_WEIGHT, target);
+    let (out, kept) =
+        collapse::collapse_to_mapped(&from, &from_centres, COLLAPSE_BONE_WEIGHT, target);
+    let count = out.indices.len() / 3;
+    if count > target {
+        return Err(VatError::InvalidValue {
+            what: "LOD2 remesh",
+            detail: format!(
+                "the voxel surface simplifies to no fewer than {count} closed, manifold \
+                 triangles, above the target of {target}; raise the target or the voxel size"
+            ),
+        });
+    }
     if !manifold::indices_closed_manifold(&out.indices, out.positions.len())
         || manifold::has_doubled_triangles(&out.indices)
     {
@@ -378,7 +307,8 @@ fn simplify_closed(mesh: &surface::Mesh, centres: &[Vec3], target: usize) -> Res
             ),
         });
     }
-    Ok(out)
+    let old = kept.iter().map(|&k| old[k as usize]).collect();
+    Ok((out, old))
 }
 
 /// Per vertex of `mesh`: the centre of the bone its nearest source point follows (the bone with

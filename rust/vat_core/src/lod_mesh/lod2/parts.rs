@@ -160,8 +160,10 @@ pub(crate) fn rigid_parts(
 }
 
 /// Merges parts that touch in `grid` only at their joints or not at all: one remesh of both
-/// then makes no web (no solid sample of one lies next to the other's away from a joint), and
-/// saves the caps where they meet. Two samples touch along any of the 13 lattice directions.
+/// then makes no web (no solid sample one takes lies next to one the other takes, away from a
+/// joint of the two), and saves the caps where they meet. A part takes the samples nearest to
+/// its triangles and to the triangles joined to it; two samples touch along any of the 13
+/// lattice directions.
 /// `nearest` is the nearest source triangle per sample (`u32::MAX` for an empty one).
 pub(crate) fn merge_apart(
     source: &LodSource,
@@ -184,7 +186,8 @@ pub(crate) fn merge_apart(
                 if t == u32::MAX {
                     continue;
                 }
-                let p = parts.of_triangle[t as usize];
+                // The parts whose pieces take this sample: its own and those joined at it.
+                let mine = accepted(&parts, t);
                 for d in FORWARD {
                     let at = |a: usize, v: usize, dims: usize| {
                         let w = v as isize + d[a];
@@ -198,10 +201,15 @@ pub(crate) fn merge_apart(
                     if u == u32::MAX {
                         continue;
                     }
-                    let q = parts.of_triangle[u as usize];
-                    if p != q && !parts.accepts(q, t) && !parts.accepts(p, u) {
-                        touching[p as usize * n + q as usize] = true;
-                        touching[q as usize * n + p as usize] = true;
+                    // Two parts touch here unless one piece takes both samples (a joint).
+                    let theirs = accepted(&parts, u);
+                    for &p in &mine {
+                        for &q in &theirs {
+                            if !mine.contains(&q) && !theirs.contains(&p) {
+                                touching[p as usize * n + q as usize] = true;
+                                touching[q as usize * n + p as usize] = true;
+                            }
+                        }
                     }
                 }
             }
@@ -243,6 +251,13 @@ pub(crate) fn merge_apart(
         joins,
         count,
     }
+}
+
+/// The parts that take source triangle `t`: its own, then those joined at it.
+fn accepted(parts: &Parts, t: u32) -> Vec<u32> {
+    let mut out = vec![parts.of_triangle[t as usize]];
+    out.extend_from_slice(&parts.joins[t as usize]);
+    out
 }
 
 /// The 13 lattice directions whose first non-zero step is positive: half of the 26
@@ -380,6 +395,91 @@ pub(crate) fn nearest_triangles(grid: &Grid, tris: &SourceTriangles) -> Vec<u32>
                 .map_or(u32::MAX, |h| h.triangle)
         })
         .collect()
+}
+
+/// Fewest samples a connected region of one part keeps; smaller ones (islands of interior
+/// samples nearest to another part's triangle, slivers between parts) join a neighbour.
+const MIN_ISLAND_SAMPLES: usize = 8;
+
+/// Gives every island of `nearest` (a region of solid samples, connected along the axes, whose
+/// nearest triangles are all one part's, smaller than [`MIN_ISLAND_SAMPLES`]) the nearest
+/// triangle of the sample beside it whose part most of its neighbours have: each island would
+/// otherwise become a small closed piece of its own, costing triangles and drawing nothing.
+pub(crate) fn absorb_islands(grid: &Grid, nearest: &mut [u32], parts: &Parts) {
+    if parts.count < 2 {
+        return;
+    }
+    let [nx, ny, nz] = grid.dims;
+    let part = |t: u32| parts.of_triangle[t as usize];
+    let neighbours = |i: usize| {
+        let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
+        let mut out = [usize::MAX; 6];
+        if x > 0 {
+            out[0] = i - 1;
+        }
+        if x + 1 < nx {
+            out[1] = i + 1;
+        }
+        if y > 0 {
+            out[2] = i - nx;
+        }
+        if y + 1 < ny {
+            out[3] = i + nx;
+        }
+        if z > 0 {
+            out[4] = i - nx * ny;
+        }
+        if z + 1 < nz {
+            out[5] = i + nx * ny;
+        }
+        out
+    };
+    let mut seen = vec![false; nearest.len()];
+    let mut region = Vec::new();
+    for start in 0..nearest.len() {
+        if seen[start] || nearest[start] == u32::MAX {
+            continue;
+        }
+        let label = part(nearest[start]);
+        region.clear();
+        region.push(start);
+        seen[start] = true;
+        let mut k = 0;
+        while k < region.len() {
+            for nb in neighbours(region[k]) {
+                if nb != usize::MAX
+                    && !seen[nb]
+                    && nearest[nb] != u32::MAX
+                    && part(nearest[nb]) == label
+                {
+                    seen[nb] = true;
+                    region.push(nb);
+                }
+            }
+            k += 1;
+        }
+        if region.len() >= MIN_ISLAND_SAMPLES {
+            continue;
+        }
+        // The outside neighbour whose part is most common around the island.
+        let mut votes: HashMap<u32, (usize, u32)> = HashMap::new();
+        for &i in &region {
+            for nb in neighbours(i) {
+                if nb != usize::MAX && nearest[nb] != u32::MAX && part(nearest[nb]) != label {
+                    let e = votes.entry(part(nearest[nb])).or_insert((0, nearest[nb]));
+                    e.0 += 1;
+                }
+            }
+        }
+        if let Some((_, (_, t))) = votes
+            .into_iter()
+            .max_by_key(|(p, (n, _))| (*n, u32::MAX - p))
+        {
+            for &i in &region {
+                nearest[i] = t;
+            }
+        }
+    }
 }
 
 /// One grid per part: the solid samples of `grid` whose nearest source triangle (`nearest`, from

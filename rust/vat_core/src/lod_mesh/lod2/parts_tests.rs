@@ -122,20 +122,6 @@ fn parts_that_move_apart_are_remeshed_without_webs() {
 }
 
 #[test]
-fn budgets_give_each_piece_its_floor_and_share_the_rest() {
-    // Three pieces of 400, 100 and 10 triangles over a target of 100.
-    let b = part_budgets(&[400, 100, 10], &[false; 3], 100);
-    assert_eq!(b[2], 10, "a piece below the floor keeps all it has");
-    assert!(b.iter().sum::<usize>() <= 100, "{b:?}");
-    assert!(b[0] > b[1] && b[1] >= MIN_PART_TRIANGLES, "{b:?}");
-    // A fixed piece keeps its count; the others share what is left.
-    let b = part_budgets(&[400, 100, 10], &[false, true, false], 100);
-    assert_eq!(b[1], 100);
-    // One piece gets the whole target even below the floor.
-    assert_eq!(part_budgets(&[500], &[false], 6), vec![6]);
-}
-
-#[test]
 fn poses_of_the_wrong_length_or_not_finite_are_refused() {
     let (source, pivot) = body_and_arm();
     let mut poses = poses(&source, pivot);
@@ -150,4 +136,41 @@ fn poses_of_the_wrong_length_or_not_finite_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("LOD2 pose 1 position of vertex 7"), "{e}");
+}
+
+#[test]
+fn small_islands_join_the_part_around_them_and_large_regions_stay() {
+    use super::parts::{absorb_islands, Parts};
+    use super::voxel::Grid;
+    let dims = [6, 6, 6];
+    let grid = Grid {
+        origin: Vec3::ZERO,
+        voxel: 1.0,
+        dims,
+        solid: vec![true; 216],
+    };
+    // Triangle 0 is part 0, triangle 1 part 1; no joints.
+    let parts = Parts {
+        of_triangle: vec![0, 1],
+        joins: vec![vec![], vec![]],
+        count: 2,
+    };
+    let at = |x: usize, y: usize, z: usize| grid.index(x, y, z);
+    let mut nearest = vec![0u32; 216];
+    // A lone sample of part 1 inside part 0, and a 2 x 2 x 3 block of part 1 in a corner.
+    nearest[at(1, 1, 1)] = 1;
+    for z in 3..6 {
+        for y in 4..6 {
+            for x in 4..6 {
+                nearest[at(x, y, z)] = 1;
+            }
+        }
+    }
+    absorb_islands(&grid, &mut nearest, &parts);
+    assert_eq!(nearest[at(1, 1, 1)], 0, "the island joins part 0");
+    assert_eq!(
+        nearest.iter().filter(|&&t| t == 1).count(),
+        12,
+        "the block stays"
+    );
 }

@@ -202,6 +202,7 @@ pub(crate) fn simplify(
 }
 
 /// The mesh of `indices` over `positions` with only the vertices it uses, in first-use order.
+#[cfg(test)]
 pub(crate) fn compact(positions: &[Vec3], indices: &[u32]) -> Mesh {
     compact_mapped(positions, indices).0
 }
