@@ -2,7 +2,8 @@
 //! `$VAT_LOD_SOURCES`), with a table of what each level keeps. Ignored: the files are not part
 //! of the repository. Run with
 //! `VAT_LOD_SOURCES=DIR cargo test -p vat_core --release real_characters -- --ignored --nocapture`
-//! (`VAT_LOD_ONLY=NAME` keeps the characters whose names contain NAME).
+//! (`VAT_LOD_ONLY=NAME` keeps the characters whose names contain NAME; `VAT_LOD2_TRIANGLES=N`
+//! sets the LOD2 target, 300 by default).
 
 use std::time::Instant;
 
@@ -76,10 +77,14 @@ fn real_characters() {
             poses.len(),
             counter_clockwise_share(&source),
         );
-        // The default LOD2 target, or a quarter of the source's triangles on a tiny character.
+        // The LOD2 target, or a quarter of the source's triangles on a tiny character.
         let triangles: usize = source.surfaces.iter().map(|s| s.indices.len() / 3).sum();
+        let target = std::env::var("VAT_LOD2_TRIANGLES")
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(LodSettings::default().lod2_triangles);
         let settings = LodSettings {
-            lod2_triangles: (triangles as u32 / 4).min(LodSettings::default().lod2_triangles),
+            lod2_triangles: (triangles as u32 / 4).min(target),
             ..LodSettings::default()
         };
         let welded = weld(&source, &settings);
