@@ -104,7 +104,7 @@ pub(crate) fn simplify_lod1_to(
                 })
                 .collect()
         };
-        let best = search(run, target, &count);
+        let best = search(run, target, &window, &count);
         kept = count(&best);
         if window.contains(&kept) {
             return Ok(assemble(lod0, &pieces, best));
@@ -123,22 +123,27 @@ pub(crate) fn simplify_lod1_to(
     })
 }
 
-/// The run (one index list per piece) whose triangle total comes closest to `target`, over
+/// The run (one index list per piece) whose triangle total comes closest to `target`, among
+/// those inside `window` if any is (a retry aiming near the window's top must not step over it), over
 /// error limits `10^ERROR_EXPONENTS.0 ..= 10^ERROR_EXPONENTS.1` of the character's extent,
 /// bisected on the exponent (the total falls as the limit grows).
 fn search(
     run: impl Fn(f32) -> Vec<Vec<u32>>,
     target: f32,
+    window: &std::ops::RangeInclusive<f32>,
     count: &impl Fn(&[Vec<u32>]) -> f32,
 ) -> Vec<Vec<u32>> {
     let (mut lo, mut hi) = ERROR_EXPONENTS;
-    let mut best: Option<(f32, Vec<Vec<u32>>)> = None;
+    // Outside the window ranks after inside, then the distance to the target.
+    let mut best_key = (true, f32::INFINITY);
+    let mut best = Vec::new();
     for _ in 0..SEARCH_STEPS {
         let k = 0.5 * (lo + hi);
         let result = run(10f32.powf(k));
         let n = count(&result);
-        if best.as_ref().is_none_or(|(d, _)| (n - target).abs() < *d) {
-            best = Some(((n - target).abs(), result));
+        let key = (!window.contains(&n), (n - target).abs());
+        if key < best_key {
+            (best_key, best) = (key, result);
         }
         if n > target {
             lo = k;
@@ -146,7 +151,7 @@ fn search(
             hi = k;
         }
     }
-    best.map(|(_, r)| r).unwrap_or_default()
+    best
 }
 
 /// The largest side of the points' bounds (at least the smallest positive float).
