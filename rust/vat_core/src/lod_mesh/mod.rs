@@ -15,6 +15,7 @@ use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
 mod chain;
+mod checked;
 mod columns;
 mod features;
 #[cfg(test)]
