@@ -29,7 +29,7 @@ use super::{LodLevel, LodSettings, LodSource, LodSurface};
 use crate::error::{Result, VatError};
 
 /// The error limits the search spans, as powers of ten of the character's extent.
-const ERROR_EXPONENTS: (f32, f32) = (-5.0, 0.0);
+const ERROR_EXPONENTS: (f32, f32) = (-5.0, 3.0);
 /// Steps of the bisection over the error limit's exponent.
 const SEARCH_STEPS: u32 = 16;
 /// The result window around `lod1_ratio`, as fractions of it (45% and 60% at 52%).
