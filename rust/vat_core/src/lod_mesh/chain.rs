@@ -1,11 +1,12 @@
 //! The whole chain: weld (LOD0), simplify (LOD1), remesh (LOD2), one shared column list.
 
-use super::simplify::simplify_lod1;
+use super::checked::checked_lod1;
 use super::weld::weld;
 use super::{check_silhouettes, LodChain, LodSettings, LodSource};
 use crate::error::{Result, VatError};
 
-/// Builds LOD0 (the source welded), LOD1 (LOD0 simplified per piece, on LOD0's vertices) and
+/// Builds LOD0 (the source welded), LOD1 (LOD0 simplified per piece, on LOD0's vertices,
+/// retried with more triangles inside its window while its silhouettes over `poses` fail) and
 /// LOD2 (a small mesh bound to the source, remeshed per part that moves rigidly over `poses`:
 /// source-vertex positions per baked pose, none for one part) over one column list: LOD0's columns first (LOD1
 /// uses only those), then LOD2's.
@@ -32,7 +33,7 @@ pub fn build_chain(
     if lod0.level.triangle_count() == 0 {
         return Err(no_triangles("every triangle collapsed when welding"));
     }
-    let lod1 = simplify_lod1(source, &lod0, settings)?;
+    let lod1 = checked_lod1(source, &lod0, settings, poses)?;
     if settings.lod2_triangles as usize >= lod1.triangle_count() {
         // A small piece (a sword) whose LOD1 is already below LOD2's target: LOD1 is its
         // coarsest level, and a remesh could only add triangles.

@@ -15,7 +15,9 @@ use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
 mod chain;
+mod checked;
 mod columns;
+mod features;
 #[cfg(test)]
 mod real_characters;
 mod silhouette;
@@ -82,9 +84,9 @@ pub struct LodSettings {
     /// `lod1_ratio * 45/52 ..= lod1_ratio * 60/52` (45-60% at the default 0.52) or is an error.
     pub lod1_ratio: f32,
     /// The head bone's name; empty picks the first bone whose name contains "head" (any case).
-    /// Pieces on it, or on any bone whose name contains "head", keep `head_ratio`.
+    /// Pieces on it, or on any bone whose name contains "head", keep at least `head_ratio`.
     pub head_bone: String,
-    /// The head region's share of its triangles in LOD1, in (0, 1].
+    /// The least share of its triangles the head region keeps in LOD1, in (0, 1].
     pub head_ratio: f32,
     /// LOD2's triangle target; must be below LOD1's triangle count.
     pub lod2_triangles: u32,

@@ -9,8 +9,11 @@
 //! lock nearly every vertex) but not UV seams that LOD0 kept, whose points are protected; the
 //! normal weighs in the collapse order.
 //!
-//! Pieces on the head region keep `head_ratio` of their triangles, the others a common ratio,
-//! searched so the total comes closest to `lod1_ratio` of LOD0. If that misses the window
+//! Every piece is simplified down to one common error limit, relative to the whole character's
+//! extent (not the piece's), searched so the total comes closest to `lod1_ratio` of LOD0: a thin
+//! or detailed piece keeps the triangles its shape needs and a flat one gives up more. Points on
+//! convex sharp edges (see [`super::features`]) are costlier to move, so outlines stay. Pieces on
+//! the head region keep at least `head_ratio` of their triangles. If the total misses the window
 //! (`lod1_ratio * 45/52 ..= lod1_ratio * 60/52`), the head goes down with the rest; if that
 //! misses too, the pieces become each surface's connected parts whatever their bones (a small
 //! character's per-bone pieces are mostly locked border); if that misses too, it is an error.
@@ -20,18 +23,17 @@ use std::collections::HashMap;
 use meshopt::{SimplifyOptions, SimplifyVertex, VertexDataAdapter};
 use rayon::prelude::*;
 
+use super::features::sharp_points;
 use super::weld::{find, union, Welded};
 use super::{LodLevel, LodSettings, LodSource, LodSurface};
 use crate::error::{Result, VatError};
 
-/// The lowest ratio the search gives a piece.
-const MIN_RATIO: f32 = 0.02;
-/// Steps of the bisection over the ratio.
-const SEARCH_STEPS: u32 = 14;
+/// The error limits the search spans, as powers of ten of the character's extent.
+const ERROR_EXPONENTS: (f32, f32) = (-5.0, 3.0);
+/// Steps of the bisection over the error limit's exponent.
+const SEARCH_STEPS: u32 = 16;
 /// The result window around `lod1_ratio`, as fractions of it (45% and 60% at 52%).
 pub(crate) const WINDOW: (f32, f32) = (45.0 / 52.0, 60.0 / 52.0);
-/// meshoptimizer's error limit, relative to a piece's extent: no limit, the count decides.
-const NO_ERROR_LIMIT: f32 = 1e3;
 /// Weight of each normal component against position error in meshoptimizer's collapse order.
 const NORMAL_WEIGHT: f32 = 0.5;
 
@@ -43,20 +45,34 @@ struct Piece {
     head: bool,
 }
 
-/// LOD1 from `lod0` (see the module docs). Errors: an unknown `head_bone`, or a total outside
-/// the window.
+/// LOD1 from `lod0` aiming at `lod1_ratio` of its triangles (see the module docs). Errors: an
+/// unknown `head_bone`, or a total outside the window.
 pub(crate) fn simplify_lod1(
     source: &LodSource,
     lod0: &Welded,
     settings: &LodSettings,
+) -> Result<LodLevel> {
+    simplify_lod1_to(source, lod0, settings, settings.lod1_ratio)
+}
+
+/// LOD1 from `lod0` aiming at `share` of its triangles, inside the window of `lod1_ratio` (a
+/// retry after a failed silhouette check aims higher in the same window). Errors as
+/// [`simplify_lod1`].
+pub(crate) fn simplify_lod1_to(
+    source: &LodSource,
+    lod0: &Welded,
+    settings: &LodSettings,
+    share: f32,
 ) -> Result<LodLevel> {
     let head = head_bones(source, &settings.head_bone)?;
     let attributes = Attributes::of(source, lod0);
     let positions: Vec<[f32; 3]> = lod0.positions.iter().map(|p| p.to_array()).collect();
     let bytes = meshopt::typed_to_bytes(&positions);
     let adapter = VertexDataAdapter::new(bytes, 12, 0).expect("12-byte positions");
+    let extent = extent_of(&lod0.positions);
+    let sharp = sharp_points(source, lod0);
     let total0 = lod0.level.triangle_count() as f32;
-    let target = settings.lod1_ratio * total0;
+    let target = share * total0;
     let count = |r: &[Vec<u32>]| r.iter().map(|p| p.len() / 3).sum::<usize>() as f32;
     let window =
         (settings.lod1_ratio * WINDOW.0 * total0)..=(settings.lod1_ratio * WINDOW.1 * total0);
@@ -70,17 +86,25 @@ pub(crate) fn simplify_lod1(
     let mut kept = 0.0;
     for (by_bone, head_ratio) in attempts {
         let pieces = pieces(lod0, &head, by_bone);
-        let locks = locks(source, lod0, &pieces);
-        let run = |k: f32| -> Vec<Vec<u32>> {
+        let locks = locks(source, lod0, &pieces, &sharp);
+        let run = |error: f32| -> Vec<Vec<u32>> {
             pieces
                 .par_iter()
                 .map(|p| {
-                    let ratio = if p.head { head_ratio.unwrap_or(k) } else { k };
-                    simplify_piece(&p.indices, &adapter, &attributes, &locks, ratio)
+                    let least = if p.head {
+                        head_ratio.unwrap_or(0.0)
+                    } else {
+                        0.0
+                    };
+                    let limit = Limit {
+                        least,
+                        error: error * extent,
+                    };
+                    simplify_piece(&p.indices, &adapter, &attributes, &locks, limit)
                 })
                 .collect()
         };
-        let best = search(run, target, &count);
+        let best = search(run, target, &window, &count);
         kept = count(&best);
         if window.contains(&kept) {
             return Ok(assemble(lod0, &pieces, best));
@@ -99,29 +123,52 @@ pub(crate) fn simplify_lod1(
     })
 }
 
-/// The run (one index list per piece) whose triangle total comes closest to `target`, over
-/// ratios in `[MIN_RATIO, 1]` (the total grows with the ratio).
+/// The run (one index list per piece) whose triangle total comes closest to `target`, among
+/// those inside `window` if any is (a retry aiming near the window's top must not step over it), over
+/// error limits `10^ERROR_EXPONENTS.0 ..= 10^ERROR_EXPONENTS.1` of the character's extent,
+/// bisected on the exponent (the total falls as the limit grows).
 fn search(
     run: impl Fn(f32) -> Vec<Vec<u32>>,
     target: f32,
+    window: &std::ops::RangeInclusive<f32>,
     count: &impl Fn(&[Vec<u32>]) -> f32,
 ) -> Vec<Vec<u32>> {
-    let (mut lo, mut hi) = (MIN_RATIO, 1.0f32);
-    let mut best: Option<(f32, Vec<Vec<u32>>)> = None;
+    let (mut lo, mut hi) = ERROR_EXPONENTS;
+    // Outside the window ranks after inside, then the distance to the target.
+    let mut best_key = (true, f32::INFINITY);
+    let mut best = Vec::new();
     for _ in 0..SEARCH_STEPS {
         let k = 0.5 * (lo + hi);
-        let result = run(k);
+        let result = run(10f32.powf(k));
         let n = count(&result);
-        if best.as_ref().is_none_or(|(d, _)| (n - target).abs() < *d) {
-            best = Some(((n - target).abs(), result));
+        let key = (!window.contains(&n), (n - target).abs());
+        if key < best_key {
+            (best_key, best) = (key, result);
         }
         if n > target {
-            hi = k;
-        } else {
             lo = k;
+        } else {
+            hi = k;
         }
     }
-    best.map(|(_, r)| r).unwrap_or_default()
+    best
+}
+
+/// The largest side of the points' bounds (at least the smallest positive float).
+fn extent_of(points: &[glam::Vec3]) -> f32 {
+    let (lo, hi) = points.iter().fold(
+        (glam::Vec3::splat(f32::MAX), glam::Vec3::splat(f32::MIN)),
+        |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+    );
+    (hi - lo).max_element().max(f32::MIN_POSITIVE)
+}
+
+/// Where a piece's simplification stops: at `least` of its triangles, or before the first
+/// collapse whose error (in the character's units) passes `error`, whichever comes first.
+#[derive(Clone, Copy)]
+struct Limit {
+    least: f32,
+    error: f32,
 }
 
 /// Per-vertex attributes meshoptimizer weighs against position error: the normal.
@@ -145,21 +192,23 @@ impl Attributes {
     }
 }
 
-/// One piece simplified to about `ratio` of its triangles, borders and `locks` kept.
+/// One piece simplified down to `limit`, borders and `locks` kept.
 fn simplify_piece(
     indices: &[u32],
     adapter: &VertexDataAdapter<'_>,
     attributes: &Attributes,
     locks: &[SimplifyVertex],
-    ratio: f32,
+    limit: Limit,
 ) -> Vec<u32> {
     let triangles = indices.len() / 3;
-    let keep = ((ratio * triangles as f32).round() as usize).clamp(1, triangles);
+    let keep = ((limit.least * triangles as f32).round() as usize).min(triangles);
     if keep == triangles {
         return indices.to_vec();
     }
-    let options =
-        SimplifyOptions::LockBorder | SimplifyOptions::Sparse | SimplifyOptions::Permissive;
+    let options = SimplifyOptions::LockBorder
+        | SimplifyOptions::Sparse
+        | SimplifyOptions::Permissive
+        | SimplifyOptions::ErrorAbsolute;
     meshopt::simplify_with_attributes_and_locks(
         indices,
         adapter,
@@ -168,7 +217,7 @@ fn simplify_piece(
         12,
         locks,
         keep * 3,
-        NO_ERROR_LIMIT,
+        limit.error,
         options,
         None,
     )
@@ -258,8 +307,14 @@ fn components(lod0: &Welded, triangles: &[[u32; 3]]) -> Vec<Vec<u32>> {
 }
 
 /// Per LOD0 vertex: locked when its point is shared by two or more pieces; protected (its UV
-/// seam kept) when another vertex of its surface at the same point has another UV.
-fn locks(source: &LodSource, lod0: &Welded, pieces: &[Piece]) -> Vec<SimplifyVertex> {
+/// seam kept) when another vertex of its surface at the same point has another UV; a priority
+/// (costlier to move) when its point is `sharp` (per position group).
+fn locks(
+    source: &LodSource,
+    lod0: &Welded,
+    pieces: &[Piece],
+    sharp: &[bool],
+) -> Vec<SimplifyVertex> {
     let mut owner: HashMap<u32, usize> = HashMap::new();
     let mut shared: HashMap<u32, bool> = HashMap::new();
     let mut uv_at: HashMap<(usize, u32), glam::Vec2> = HashMap::new();
@@ -288,6 +343,9 @@ fn locks(source: &LodSource, lod0: &Welded, pieces: &[Piece]) -> Vec<SimplifyVer
             } else {
                 SimplifyVertex::None
             };
+            if sharp[g as usize] {
+                flags[v as usize] |= SimplifyVertex::Priority;
+            }
         }
     }
     flags

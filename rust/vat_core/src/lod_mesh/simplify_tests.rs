@@ -46,7 +46,8 @@ fn capsule_lod1_halves_the_triangles_and_stays_closed() {
     let column_of = |v: u32| lod1.vertices[v as usize].column;
     assert!(edge_uses(&lod1, column_of).values().all(|&n| n == 2));
     // Every vertex both bones' pieces share is still there.
-    let locked = locks(&source, &lod0, &pieces(&lod0, &[false, false], true));
+    let pieces = pieces(&lod0, &[false, false], true);
+    let locked = locks(&source, &lod0, &pieces, &sharp_points(&source, &lod0));
     let shared: Vec<_> = (0..locked.len())
         .filter(|&v| locked[v] == SimplifyVertex::Lock)
         .collect();
@@ -189,4 +190,57 @@ fn uv_seams_kept_by_the_weld_stay_seams() {
             u.iter().copied().fold(f32::MIN, f32::max) - u.iter().copied().fold(f32::MAX, f32::min);
         assert!(span < 0.5, "a triangle spans u {u:?}");
     }
+}
+
+/// `a` and `b` as one source (one surface, b's vertices after a's).
+fn merged(a: &LodSource, b: &LodSource) -> LodSource {
+    let mut out = a.clone();
+    let offset = a.positions.len() as u32;
+    out.positions.extend(&b.positions);
+    out.normals.extend(&b.normals);
+    out.uvs.extend(&b.uvs);
+    out.bones.extend(&b.bones);
+    let extra = b.surfaces[0].indices.iter().map(|&v| v + offset);
+    out.surfaces[0].indices.extend(extra);
+    out
+}
+
+#[test]
+fn flat_pieces_give_up_more_than_curved_ones() {
+    // A finely cut flat plane (every inner vertex free to go) beside a round capsule of about
+    // the same size: one common ratio would cut both alike; one common error keeps the capsule's
+    // curvature and takes the plane's flat interior instead.
+    let mut flat = plane(16, false);
+    for p in &mut flat.positions {
+        *p = *p * 2.0 + Vec3::new(3.0, 1.0, 0.0);
+    }
+    let source = merged(&capsule_limb(24, 8, 6), &flat);
+    let (lod0, lod1) = lod1_of(&source, &LodSettings::default());
+    let lod1 = lod1.unwrap();
+    let on_plane = |level: &LodLevel| {
+        level.surfaces[0]
+            .indices
+            .chunks_exact(3)
+            .filter(|t| source.positions[level.vertices[t[0] as usize].sources[0] as usize].x > 2.0)
+            .count() as f32
+    };
+    let all = |level: &LodLevel| level.triangle_count() as f32;
+    let plane_share = on_plane(&lod1) / on_plane(&lod0.level);
+    let capsule_share = (all(&lod1) - on_plane(&lod1)) / (all(&lod0.level) - on_plane(&lod0.level));
+    assert!(
+        capsule_share > plane_share + 0.3,
+        "capsule keeps {capsule_share}, plane {plane_share}"
+    );
+    let share = all(&lod1) / all(&lod0.level);
+    assert!((0.45..=0.60).contains(&share), "{share}");
+}
+
+#[test]
+fn convex_corners_are_priorities_for_the_simplifier() {
+    let source = crate::lod_mesh::test_meshes::hard_cube();
+    let lod0 = weld(&source, &LodSettings::default());
+    let pieces = pieces(&lod0, &[false], true);
+    let flags = locks(&source, &lod0, &pieces, &sharp_points(&source, &lod0));
+    assert_eq!(flags.len(), 24);
+    assert!(flags.iter().all(|f| f.contains(SimplifyVertex::Priority)));
 }
