@@ -5,8 +5,10 @@
 //! [`MARGIN_PX`] pixels each side), one sample per pixel centre. Single-sided surfaces draw front
 //! faces only: Godot's, which wind clockwise on screen (see [`front_facing`]).
 //!
-//! * holes: source pixels inside the candidate's outline (its silhouette with enclosed gaps
-//!   filled) that the candidate leaves uncovered, in % of the source's pixels;
+//! * holes: source pixels the candidate leaves uncovered inside its outline (its silhouette with
+//!   enclosed gaps filled), or more than [`LOSS_DISTANCE_PX`] pixels from it (a part the
+//!   candidate lacks: outside its outline, yet not the rim a coarser surface leaves), in % of
+//!   the source's pixels;
 //! * loss: candidate pixels more than [`LOSS_DISTANCE_PX`] pixels from the source's silhouette,
 //!   in % of the candidate's pixels.
 
@@ -125,12 +127,13 @@ pub(crate) fn compare(image: &SilhouetteImage) -> (f32, f32) {
     let size = image.size as usize;
     let inside = filled(&image.candidate, size);
     let near = dilated(&image.original, size, LOSS_DISTANCE_PX);
+    let covered = dilated(&image.candidate, size, LOSS_DISTANCE_PX);
     let (mut original, mut holes, mut candidate, mut loss) = (0u32, 0u32, 0u32, 0u32);
     for i in 0..size * size {
         let (o, c) = (image.original[i] != 0, image.candidate[i] != 0);
         original += u32::from(o);
         candidate += u32::from(c);
-        holes += u32::from(o && inside[i] && !c);
+        holes += u32::from(o && !c && (inside[i] || !covered[i]));
         loss += u32::from(c && !near[i]);
     }
     let pct = |n: u32, of: u32| {

@@ -122,12 +122,34 @@ fn single_sided_surfaces_show_their_front_only() {
         assert_eq!(covered(&back.original), covered(&back.candidate));
     }
     // Turned around, the candidate shows only from behind, where the source shows nothing: all
-    // loss. (From the front it shows nothing, and an empty outline encloses no holes.)
+    // loss; and from the front, where the source shows, nothing: all holes.
     let source = plane(2, false);
     let mut chain = identity_chain(&source);
     for t in chain.levels[0].surfaces[0].indices.chunks_exact_mut(3) {
         t.swap(1, 2);
     }
     let report = check_silhouettes(&source, &chain, 0, &[]);
-    assert_eq!((report.holes_pct, report.loss_pct), (0.0, 100.0));
+    assert_eq!((report.holes_pct, report.loss_pct), (100.0, 100.0));
+}
+
+#[test]
+fn a_missing_part_is_holes_though_outside_the_outline() {
+    // 4 x 4 quads; the candidate keeps the left half: the right half lies outside its outline,
+    // and all of it but a rim of LOSS_DISTANCE_PX counts as holes.
+    let source = plane(4, true);
+    let mut chain = identity_chain(&source);
+    let positions = source.positions.clone();
+    let surface = &mut chain.levels[0].surfaces[0];
+    let kept: Vec<u32> = surface
+        .indices
+        .chunks_exact(3)
+        .filter(|t| t.iter().all(|&v| positions[v as usize].x <= 1e-4))
+        .flatten()
+        .copied()
+        .collect();
+    surface.indices = kept;
+    let image = silhouette_image(&source, &chain, 0, &source.positions, view_along(-Vec3::Z));
+    let (holes, loss) = compare(&image);
+    assert!(holes > 40.0 && holes <= 50.0, "holes {holes}%");
+    assert_eq!(loss, 0.0);
 }
