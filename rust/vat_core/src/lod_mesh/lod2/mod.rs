@@ -264,8 +264,16 @@ fn simplify_closed(
         .flat_map(|c| (*c * scale).to_array())
         .collect();
     let locks = vec![false; mesh.positions.len()];
+    // meshoptimizer may collapse a whole small component away; every piece must stay.
+    let component = components(mesh);
+    let count = component.iter().max().map_or(0, |&c| c as usize + 1);
     let closed = |indices: &[u32]| {
+        let mut kept = vec![false; count];
+        for &v in indices {
+            kept[component[v as usize] as usize] = true;
+        }
         !indices.is_empty()
+            && kept.iter().all(|&k| k)
             && manifold::bad_edges(indices).is_empty()
             && !manifold::has_doubled_triangles(indices)
     };
@@ -309,6 +317,23 @@ fn simplify_closed(
     }
     let old = kept.iter().map(|&k| old[k as usize]).collect();
     Ok((out, old))
+}
+
+/// Per vertex of `mesh`, its connected component (through triangles), numbered from 0.
+fn components(mesh: &surface::Mesh) -> Vec<u32> {
+    let mut parent: Vec<u32> = (0..mesh.positions.len() as u32).collect();
+    for t in mesh.indices.chunks_exact(3) {
+        crate::lod_mesh::weld::union(&mut parent, t[0], t[1]);
+        crate::lod_mesh::weld::union(&mut parent, t[0], t[2]);
+    }
+    let mut number = std::collections::HashMap::new();
+    (0..mesh.positions.len() as u32)
+        .map(|v| {
+            let root = crate::lod_mesh::weld::find(&mut parent, v);
+            let next = number.len() as u32;
+            *number.entry(root).or_insert(next)
+        })
+        .collect()
 }
 
 /// Per vertex of `mesh`: the centre of the bone its nearest source point follows (the bone with
