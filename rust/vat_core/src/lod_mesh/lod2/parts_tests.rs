@@ -174,3 +174,39 @@ fn small_islands_join_the_part_around_them_and_large_regions_stay() {
         "the block stays"
     );
 }
+
+#[test]
+fn simplifying_keeps_a_small_piece_beside_a_big_one() {
+    use super::voxel::Grid;
+    // A 6 x 6 x 6 block of solid samples and a lone sample apart from it.
+    let dims = [12, 10, 10];
+    let mut grid = Grid {
+        origin: Vec3::ZERO,
+        voxel: 1.0,
+        dims,
+        solid: vec![false; 1200],
+    };
+    for z in 2..8 {
+        for y in 2..8 {
+            for x in 2..8 {
+                let i = grid.index(x, y, z);
+                grid.solid[i] = true;
+            }
+        }
+    }
+    let lone = grid.index(10, 5, 5);
+    grid.solid[lone] = true;
+    let mesh = super::surface::extract(&grid);
+    assert_eq!(
+        components(&mesh).iter().max(),
+        Some(&1),
+        "two pieces to start with"
+    );
+    let centres = vec![Vec3::ZERO; mesh.positions.len()];
+    let (out, old) = simplify_closed(&mesh, &centres, 24).unwrap();
+    assert!(out.indices.len() / 3 <= 24);
+    let kept = components(&out);
+    assert_eq!(kept.iter().max(), Some(&1), "both pieces kept");
+    assert_eq!(old.len(), out.positions.len());
+    assert!(old.iter().all(|&o| (o as usize) < mesh.positions.len()));
+}
