@@ -114,6 +114,11 @@ pub(crate) fn clip_code(clip: u32, prev_clip: u32) -> f32 {
     (clip.min(max) + CLIP_CODE_BASE * prev_clip.min(max)) as f32
 }
 
+/// `T1.w` of an actor with no cross-fade: no previous clip time, a blend time of 0.
+pub fn no_blend_tail() -> f32 {
+    pack_half2(0.0, BLEND_BIAS)
+}
+
 /// Writes `a` as one actor record (format in the module docs) into `out`.
 /// Panics unless `out.len() == 8`.
 pub fn pack_actor(a: &ActorState, out: &mut [f32]) {

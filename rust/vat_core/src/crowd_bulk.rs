@@ -17,7 +17,7 @@ use crate::crowd::{
 };
 use crate::error::{check_len, Result, VatError};
 use crate::half::pack_half2;
-use crate::layout::{BLEND_BIAS, MAX_ACTORS, MAX_CLIPS, MODEL_INSTANCE_BYTES};
+use crate::layout::{MAX_ACTORS, MAX_CLIPS, MODEL_INSTANCE_BYTES};
 use crate::validate;
 
 /// Items from which a bulk call splits its work over rayon tasks.
@@ -425,7 +425,7 @@ impl BulkHead {
     fn new(time_origin: f32) -> Self {
         Self {
             time_origin,
-            tail: [pack_half2(1.0, 1.0), pack_half2(0.0, BLEND_BIAS)],
+            tail: [pack_half2(1.0, 1.0), crate::crowd::no_blend_tail()],
         }
     }
 

@@ -13,8 +13,8 @@ use crate::bounds::Bounds;
 use crate::crowd::{clip_code, ACTOR_FLOATS};
 use crate::crowd_bulk::all_finite;
 use crate::error::{check_len, Result, VatError};
-use crate::half::{pack_half2, unpack_half2};
-use crate::layout::{BLEND_BIAS, MAX_CLIPS};
+use crate::half::unpack_half2;
+use crate::layout::MAX_CLIPS;
 use crate::validate;
 
 /// Writes `placements[i]` (`x, y, z, yaw`) as actor `i`'s placement in `records` (yaw records of
@@ -118,7 +118,7 @@ pub fn set_clips_bulk(
         }
         validate::crowd_time(f64::from(t), &format!("start time of entry {i}"))?;
     }
-    let no_blend = pack_half2(0.0, BLEND_BIAS);
+    let no_blend = crate::crowd::no_blend_tail();
     let mut changes = Vec::with_capacity(actor_ids.len());
     for ((&a, &c), &t) in actor_ids.iter().zip(clips).zip(start_times) {
         let state = &mut records[a as usize * stride + 4..a as usize * stride + 8];
