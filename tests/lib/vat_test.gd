@@ -87,6 +87,16 @@ func stage(cam_pos: Vector3, look_at: Vector3, shadows := false) -> void:
 	cam.current = true
 
 
+## "soldier" (the generated soldier) and every .glb/.gltf in res://assets_local/: a file dropped
+## there is tested with no code change.
+func soldier_and_shared_characters() -> Array:
+	var out := ["soldier"]
+	for f in DirAccess.get_files_at("res://assets_local"):
+		if f.get_extension().to_lower() in ["glb", "gltf"]:
+			out.append(f)
+	return out
+
+
 ## The generated soldier's Body mesh (res://generated/soldier.tscn, Skeleton/Body) baked at
 ## `precision` (0 half, 1 float), with one level (`lod_enabled` off: tests that want levels give
 ## it `lod_meshes` or bake their own): baked once per test script and shared by its tests.

@@ -17,17 +17,9 @@ const LOSS_PX := 2
 var _bakes := {}
 
 
-## The generated soldier and every character in res://assets_local/.
-func _characters() -> Array:
-	var out := ["soldier"]
-	for f in DirAccess.get_files_at("res://assets_local"):
-		if f.get_extension().to_lower() in ["glb", "gltf"]:
-			out.append(f)
-	return out
-
 
 func cases_level_draws_like_lod0() -> Array:
-	return _characters()
+	return soldier_and_shared_characters()
 
 
 ## `case` baked with LODs at the bake's defaults (a small character: a quarter of its

@@ -16,33 +16,24 @@ const MAX_COMPARED := 400000
 var _bakes := {}
 
 
-## The generated soldier and every character in res://assets_local/.
-func _characters() -> Array:
-	var out := ["soldier"]
-	for f in DirAccess.get_files_at("res://assets_local"):
-		if f.get_extension().to_lower() in ["glb", "gltf"]:
-			out.append(f)
-	return out
-
-
 func cases_chain_is_built_and_smaller() -> Array:
-	return _characters()
+	return soldier_and_shared_characters()
 
 
 func cases_lod1_shares_lod0() -> Array:
-	return _characters()
+	return soldier_and_shared_characters()
 
 
 func cases_lod2_is_closed_and_bound() -> Array:
-	return _characters()
+	return soldier_and_shared_characters()
 
 
 func cases_column_decodes_as_its_sources() -> Array:
-	return _characters()
+	return soldier_and_shared_characters()
 
 
 func cases_switch_distances() -> Array:
-	return _characters()
+	return soldier_and_shared_characters()
 
 
 func _scene(case: String) -> PackedScene:

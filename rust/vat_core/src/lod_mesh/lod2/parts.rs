@@ -39,6 +39,29 @@ pub(crate) struct Parts {
 }
 
 impl Parts {
+    /// Parts from one key per source triangle (triangles with equal keys are one part),
+    /// numbered from 0 in order of first use, with their joins within `overlap`.
+    fn numbered<K: std::hash::Hash + Eq>(
+        source: &LodSource,
+        tris: &SourceTriangles,
+        keys: impl Iterator<Item = K>,
+        overlap: f32,
+    ) -> Self {
+        let mut number: HashMap<K, u32> = HashMap::new();
+        let of_triangle: Vec<u32> = keys
+            .map(|k| {
+                let next = number.len() as u32;
+                *number.entry(k).or_insert(next)
+            })
+            .collect();
+        let joins = joins(source, tris, &of_triangle, overlap);
+        Parts {
+            of_triangle,
+            joins,
+            count: number.len(),
+        }
+    }
+
     /// True if part `part` may use source triangle `t`: its own, or one at a joint with it.
     pub fn accepts(&self, part: u32, t: u32) -> bool {
         self.of_triangle[t as usize] == part || self.joins[t as usize].binary_search(&part).is_ok()
@@ -139,24 +162,9 @@ pub(crate) fn rigid_parts(
         let (_, other) = best.expect("another part exists");
         union(&mut parent, small, other);
     }
-    let mut part_of_root: HashMap<u32, u32> = HashMap::new();
-    let mut part_of_group = vec![0u32; n];
-    for (g, part) in part_of_group.iter_mut().enumerate() {
-        let root = find(&mut parent, g as u32);
-        let next = part_of_root.len() as u32;
-        *part = *part_of_root.entry(root).or_insert(next);
-    }
-    let of_triangle: Vec<u32> = triangle_bone
-        .iter()
-        .map(|b| part_of_group[group_of[b]])
-        .collect();
-    let count = part_of_root.len();
-    let joins = joins(source, tris, &of_triangle, overlap);
-    Parts {
-        of_triangle,
-        joins,
-        count,
-    }
+    let roots: Vec<u32> = (0..n as u32).map(|g| find(&mut parent, g)).collect();
+    let keys = triangle_bone.iter().map(|b| roots[group_of[b]]);
+    Parts::numbered(source, tris, keys, overlap)
 }
 
 /// Merges parts that touch in `grid` only at their joints or not at all: one remesh of both
@@ -235,22 +243,8 @@ pub(crate) fn merge_apart(
             }
         }
     }
-    let mut renumber: HashMap<usize, u32> = HashMap::new();
-    let of_triangle: Vec<u32> = parts
-        .of_triangle
-        .iter()
-        .map(|&p| {
-            let next = renumber.len() as u32;
-            *renumber.entry(group[p as usize]).or_insert(next)
-        })
-        .collect();
-    let count = renumber.len();
-    let joins = joins(source, tris, &of_triangle, overlap);
-    Parts {
-        of_triangle,
-        joins,
-        count,
-    }
+    let keys = parts.of_triangle.iter().map(|&p| group[p as usize]);
+    Parts::numbered(source, tris, keys, overlap)
 }
 
 /// The parts that take source triangle `t`: its own, then those joined at it.
