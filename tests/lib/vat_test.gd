@@ -97,6 +97,20 @@ func soldier_and_shared_characters() -> Array:
 	return out
 
 
+## The clips of `scene`'s first AnimationPlayer as Godot lists them, RESET left out (empty
+## without a player): the truth a bake's clip list is checked against.
+func scene_clips(scene: PackedScene) -> PackedStringArray:
+	var node := scene.instantiate()
+	var players := node.find_children("*", "AnimationPlayer", true, false)
+	var out := PackedStringArray()
+	if not players.is_empty():
+		for n in (players[0] as AnimationPlayer).get_animation_list():
+			if n != "RESET":
+				out.append(n)
+	node.free()
+	return out
+
+
 ## The generated soldier's Body mesh (res://generated/soldier.tscn, Skeleton/Body) baked at
 ## `precision` (0 half, 1 float), with one level (`lod_enabled` off: tests that want levels give
 ## it `lod_meshes` or bake their own): baked once per test script and shared by its tests.

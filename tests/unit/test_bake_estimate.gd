@@ -26,18 +26,6 @@ func _texture_bytes(va: VertexAnimation) -> int:
 	return bytes
 
 
-func _player_clips(scene: PackedScene) -> PackedStringArray:
-	var node := scene.instantiate()
-	var players := node.find_children("*", "AnimationPlayer", true, false)
-	var out := PackedStringArray()
-	if not players.is_empty():
-		for n in (players[0] as AnimationPlayer).get_animation_list():
-			if n != "RESET":
-				out.append(n)
-	node.free()
-	return out
-
-
 func test_estimate_matches_the_baked_textures() -> void:
 	var characters := _characters()
 	if characters.size() == 1:
@@ -51,7 +39,7 @@ func test_estimate_matches_the_baked_textures() -> void:
 		var va := VertexAnimation.new()
 		va.source_scene = scene
 		var names := va.get_source_clip_names()
-		check_eq(names, _player_clips(scene), "%s: the source's clips" % path)
+		check_eq(names, scene_clips(scene), "%s: the source's clips" % path)
 		va.clips = names.slice(0, CLIPS)
 		va.lod_enabled = false
 		va.precision = 1 if path.ends_with("soldier.tscn") else 0

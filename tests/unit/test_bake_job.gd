@@ -23,18 +23,6 @@ func _run(job: VertexAnimationBakeJob) -> int:
 	return steps
 
 
-## The clips of `scene`'s own AnimationPlayer, RESET left out (read from Godot, not the baker).
-func _scene_clips(scene: PackedScene) -> PackedStringArray:
-	var node := scene.instantiate()
-	var player: AnimationPlayer = node.find_children("*", "AnimationPlayer", true, false)[0]
-	var out := PackedStringArray()
-	for n in player.get_animation_list():
-		if n != "RESET":
-			out.append(n)
-	node.free()
-	return out
-
-
 func test_stepped_bake_matches_bake() -> void:
 	var va := _body()
 	var progress := []
@@ -44,7 +32,7 @@ func test_stepped_bake_matches_bake() -> void:
 	check_eq(job.get_error(), ERR_BUSY, "a running job says busy")
 	check(job.step(), "the first step prepares and asks for more")
 	var total := job.get_total()
-	var clips := _scene_clips(load(SOLDIER)).size()
+	var clips := scene_clips(load(SOLDIER)).size()
 	check_eq(total, 1 + clips + 1, "steps: prepare, one per clip, build")
 	var baked_midway := false
 	while job.step():

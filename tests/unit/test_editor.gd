@@ -90,9 +90,10 @@ func test_internal_fields_are_saved_but_hidden() -> void:
 
 
 ## Property name -> [group, subgroup, usage] as the inspector reads the properties `object`'s own
-## class registers (up to the next class's category).
+## class registers (up to the next class's category), and "_groups": its groups, in order.
 func _inspector_layout(object: Object) -> Dictionary:
 	var out := {}
+	var groups := []
 	var group := ""
 	var subgroup := ""
 	var own := false
@@ -107,26 +108,13 @@ func _inspector_layout(object: Object) -> Dictionary:
 		if p.usage & PROPERTY_USAGE_GROUP:
 			group = p.name
 			subgroup = ""
+			groups.append(group)
 		elif p.usage & PROPERTY_USAGE_SUBGROUP:
 			subgroup = p.name
 		else:
 			out[p.name] = [group, subgroup, p.usage]
-	out["_groups"] = _groups_in(object)
+	out["_groups"] = groups
 	return out
-
-
-## The groups of `object`'s own class, in order.
-func _groups_in(object: Object) -> Array:
-	var groups := []
-	var own := false
-	for p in object.get_property_list():
-		if p.usage & PROPERTY_USAGE_CATEGORY:
-			if own:
-				break
-			own = p.name == object.get_class()
-		elif own and p.usage & PROPERTY_USAGE_GROUP:
-			groups.append(p.name)
-	return groups
 
 
 func test_inspector_reads_top_down() -> void:
