@@ -136,13 +136,17 @@ pub fn build_lod2(
         (target_triangles as usize / MIN_PART_TRIANGLES).max(1),
         overlap,
     );
-    let mut nearest = parts::nearest_triangles(&grid, &tris);
-    parts::absorb_islands(&grid, &mut nearest, &rigid);
-    let parts = parts::merge_apart(source, &tris, &grid, &nearest, rigid.clone(), overlap);
-    let grids = if parts.count > 1 {
-        parts::part_grids(&grid, &nearest, &parts)
+    let dims = grid.dims;
+    // One rigid part (no poses, or nothing moves apart): the whole grid is the one piece, and
+    // no sample needs its nearest triangle.
+    let (parts, grids) = if rigid.count > 1 {
+        let mut nearest = parts::nearest_triangles(&grid, &tris);
+        parts::absorb_islands(&grid, &mut nearest, &rigid);
+        let parts = parts::merge_apart(source, &tris, &grid, &nearest, rigid.clone(), overlap);
+        let grids = parts::part_grids(&grid, &nearest, &parts);
+        (parts, grids)
     } else {
-        vec![grid.clone()]
+        (rigid.clone(), vec![grid])
     };
     // Every piece's surface in one mesh (disjoint components), so one simplification spends
     // the target where the error is, whatever piece it falls on.
@@ -161,7 +165,7 @@ pub fn build_lod2(
             what: "LOD2 remesh",
             detail: format!(
                 "the voxel grid ({} x {} x {} at {voxel}) gave no surface",
-                grid.dims[0], grid.dims[1], grid.dims[2]
+                dims[0], dims[1], dims[2]
             ),
         });
     }

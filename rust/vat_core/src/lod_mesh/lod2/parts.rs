@@ -194,8 +194,6 @@ pub(crate) fn merge_apart(
                 if t == u32::MAX {
                     continue;
                 }
-                // The parts whose pieces take this sample: its own and those joined at it.
-                let mine = accepted(&parts, t);
                 for d in FORWARD {
                     let at = |a: usize, v: usize, dims: usize| {
                         let w = v as isize + d[a];
@@ -209,11 +207,11 @@ pub(crate) fn merge_apart(
                     if u == u32::MAX {
                         continue;
                     }
-                    // Two parts touch here unless one piece takes both samples (a joint).
-                    let theirs = accepted(&parts, u);
-                    for &p in &mine {
-                        for &q in &theirs {
-                            if !mine.contains(&q) && !theirs.contains(&p) {
+                    // Every part that takes one sample touches every part that takes the
+                    // other, unless one part takes both (a joint).
+                    for p in accepted(&parts, t) {
+                        for q in accepted(&parts, u) {
+                            if !parts.accepts(q, t) && !parts.accepts(p, u) {
                                 touching[p as usize * n + q as usize] = true;
                                 touching[q as usize * n + p as usize] = true;
                             }
@@ -248,10 +246,8 @@ pub(crate) fn merge_apart(
 }
 
 /// The parts that take source triangle `t`: its own, then those joined at it.
-fn accepted(parts: &Parts, t: u32) -> Vec<u32> {
-    let mut out = vec![parts.of_triangle[t as usize]];
-    out.extend_from_slice(&parts.joins[t as usize]);
-    out
+fn accepted(parts: &Parts, t: u32) -> impl Iterator<Item = u32> + '_ {
+    std::iter::once(parts.of_triangle[t as usize]).chain(parts.joins[t as usize].iter().copied())
 }
 
 /// The 13 lattice directions whose first non-zero step is positive: half of the 26
