@@ -2,7 +2,7 @@
 
 use super::checked::checked_lod1;
 use super::weld::weld;
-use super::{check_silhouettes, LodChain, LodSettings, LodSource};
+use super::{check_silhouettes, LodChain, LodSettings, LodSource, SilhouetteReport};
 use crate::error::{Result, VatError};
 
 /// Builds LOD0 (the source welded), LOD1 (LOD0 simplified per piece, on LOD0's vertices,
@@ -27,32 +27,45 @@ pub fn build_chain(
     settings: &LodSettings,
     poses: &[Vec<glam::Vec3>],
 ) -> Result<LodChain> {
+    build_checked_chain(source, settings, poses).map(|(chain, _)| chain)
+}
+
+/// [`build_chain`], with the silhouette report over `poses` of each level the chain already
+/// checked (LOD1 always; LOD2 when there are poses; never LOD0), so the caller need not check
+/// it again.
+pub fn build_checked_chain(
+    source: &LodSource,
+    settings: &LodSettings,
+    poses: &[Vec<glam::Vec3>],
+) -> Result<(LodChain, Vec<Option<SilhouetteReport>>)> {
     validate_settings(settings)?;
     validate_source(source)?;
     let lod0 = weld(source, settings);
     if lod0.level.triangle_count() == 0 {
         return Err(no_triangles("every triangle collapsed when welding"));
     }
-    let lod1 = checked_lod1(source, &lod0, settings, poses)?;
+    let (lod1, lod1_report) = checked_lod1(source, &lod0, settings, poses)?;
     if settings.lod2_triangles as usize >= lod1.triangle_count() {
         // A small piece (a sword) whose LOD1 is already below LOD2's target: LOD1 is its
         // coarsest level, and a remesh could only add triangles.
-        return Ok(LodChain {
+        let chain = LodChain {
             levels: vec![lod0.level, lod1],
             columns: lod0.columns,
-        });
+        };
+        return Ok((chain, vec![None, Some(lod1_report)]));
     }
-    let (mut lod2, lod2_columns) = best_lod2(source, settings, poses)?;
+    let (mut lod2, lod2_columns, lod2_report) = best_lod2(source, settings, poses)?;
     let mut columns = lod0.columns;
     let offset = columns.len() as u32;
     for v in &mut lod2.vertices {
         v.column += offset;
     }
     columns.extend(lod2_columns);
-    Ok(LodChain {
+    let chain = LodChain {
         levels: vec![lod0.level, lod1, lod2],
         columns,
-    })
+    };
+    Ok((chain, vec![None, Some(lod1_report), lod2_report]))
 }
 
 /// Finer automatic voxel sizes tried after the default, as cells along the largest extent.
@@ -61,16 +74,21 @@ const FINER_CELLS: [f32; 1] = [64.0];
 /// LOD2 checked against `poses`: the whole character remeshed, then remeshed part by part
 /// (see `lod2/parts.rs`), at the voxel size asked for and, when that is automatic, at finer
 /// ones; the first candidate whose silhouettes pass ([`super::SilhouetteReport::passes`]), else the
-/// one with the best score. Without poses, the whole remesh at the voxel size asked for.
-/// Errors only when no candidate could be built (the first error).
+/// one with the best score, with its report. Without poses, the whole remesh at the voxel size
+/// asked for, unchecked. Errors only when no candidate could be built (the first error).
 fn best_lod2(
     source: &LodSource,
     settings: &LodSettings,
     poses: &[Vec<glam::Vec3>],
-) -> Result<(super::LodLevel, Vec<super::ColumnSource>)> {
+) -> Result<(
+    super::LodLevel,
+    Vec<super::ColumnSource>,
+    Option<SilhouetteReport>,
+)> {
     let target = settings.lod2_triangles;
     if poses.is_empty() {
-        return super::lod2::build_lod2(source, target, settings.voxel_size, &[]);
+        let (level, columns) = super::lod2::build_lod2(source, target, settings.voxel_size, &[])?;
+        return Ok((level, columns, None));
     }
     let mut voxels = vec![settings.voxel_size];
     if settings.voxel_size == 0.0 {
@@ -78,7 +96,7 @@ fn best_lod2(
         let extent = (b.max - b.min).max_element();
         voxels.extend(FINER_CELLS.iter().map(|cells| extent / cells));
     }
-    let mut best: Option<(f32, (super::LodLevel, Vec<super::ColumnSource>))> = None;
+    let mut best: Option<(SilhouetteReport, super::LodLevel, Vec<super::ColumnSource>)> = None;
     let mut first_error = None;
     for voxel in voxels {
         for by_part in [&[][..], poses] {
@@ -94,23 +112,26 @@ fn best_lod2(
                 columns,
             };
             let report = check_silhouettes(source, &chain, 0, poses);
-            if best.as_ref().is_none_or(|(s, _)| report.score() < *s) {
+            if best
+                .as_ref()
+                .is_none_or(|(r, ..)| report.score() < r.score())
+            {
                 let LodChain {
                     mut levels,
                     columns,
                 } = chain;
-                best = Some((report.score(), (levels.remove(0), columns)));
+                best = Some((report, levels.remove(0), columns));
             }
             if report.passes() {
                 break;
             }
         }
-        if best.as_ref().is_some_and(|(s, _)| *s <= 1.0) {
+        if best.as_ref().is_some_and(|(r, ..)| r.passes()) {
             break;
         }
     }
     match (best, first_error) {
-        (Some((_, built)), _) => Ok(built),
+        (Some((report, level, columns)), _) => Ok((level, columns, Some(report))),
         (None, Some(e)) => Err(e),
         (None, None) => unreachable!("at least one candidate was tried"),
     }

@@ -19,13 +19,14 @@ const RETRY_STEPS: [f32; 3] = [1.0 / 3.0, 2.0 / 3.0, 0.95];
 /// LOD1 of `lod0` that passes the silhouette check ([`SilhouetteReport::passes`]) over `poses`
 /// (the reference pose if there are none): the first build, else the first retry that passes,
 /// else the attempt with the best [`SilhouetteReport::score`] (the bake's own check then drops
-/// it). A retry that misses the window ends the retries. Errors: those of the first build.
+/// it), with its report. A retry that misses the window ends the retries. Errors: those of the
+/// first build.
 pub(crate) fn checked_lod1(
     source: &LodSource,
     lod0: &Welded,
     settings: &LodSettings,
     poses: &[Vec<Vec3>],
-) -> Result<LodLevel> {
+) -> Result<(LodLevel, SilhouetteReport)> {
     checked_lod1_with(source, lod0, settings, poses, SilhouetteReport::passes)
 }
 
@@ -36,15 +37,16 @@ fn checked_lod1_with(
     settings: &LodSettings,
     poses: &[Vec<Vec3>],
     pass: impl Fn(&SilhouetteReport) -> bool,
-) -> Result<LodLevel> {
+) -> Result<(LodLevel, SilhouetteReport)> {
     // LOD1 alone over LOD0's columns: all the check needs.
     let mut alone = LodChain {
         levels: vec![simplify_lod1(source, lod0, settings)?],
         columns: lod0.columns.clone(),
     };
+    // The report of the level `alone` holds.
     let mut best = check_silhouettes(source, &alone, 0, poses);
     if pass(&best) {
-        return Ok(alone.levels.remove(0));
+        return Ok((alone.levels.remove(0), best));
     }
     let top = settings.lod1_ratio * WINDOW.1;
     for step in RETRY_STEPS {
@@ -55,6 +57,7 @@ fn checked_lod1_with(
         let previous = std::mem::replace(&mut alone.levels[0], lod1);
         let report = check_silhouettes(source, &alone, 0, poses);
         if pass(&report) {
+            best = report;
             break;
         }
         if report.score() < best.score() {
@@ -63,7 +66,7 @@ fn checked_lod1_with(
             alone.levels[0] = previous;
         }
     }
-    Ok(alone.levels.remove(0))
+    Ok((alone.levels.remove(0), best))
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ fn a_lod1_that_passes_is_kept_as_built() {
     let lod0 = weld(&source, &settings);
     let first = simplify_lod1(&source, &lod0, &settings).unwrap();
     assert!(report(&source, &lod0, &first).passes());
-    let checked = checked_lod1(&source, &lod0, &settings, &[]).unwrap();
+    let checked = checked_lod1(&source, &lod0, &settings, &[]).unwrap().0;
     assert_eq!(checked, first);
 }
 
@@ -70,7 +70,9 @@ fn a_lod1_with_holes_is_rebuilt_higher_in_its_window() {
     let first = simplify_lod1(&source, &lod0, &settings).unwrap();
     let before = report(&source, &lod0, &first);
     assert!(!pass(&before), "the first build must fail: {before:?}");
-    let checked = checked_lod1_with(&source, &lod0, &settings, &[], pass).unwrap();
+    let checked = checked_lod1_with(&source, &lod0, &settings, &[], pass)
+        .unwrap()
+        .0;
     let after = report(&source, &lod0, &checked);
     assert!(pass(&after), "{before:?} -> {after:?}");
     is_lod1_of(&checked, &lod0);
@@ -84,8 +86,13 @@ fn when_nothing_passes_the_best_attempt_stays() {
     let settings = LodSettings::default();
     let lod0 = weld(&source, &settings);
     let first = simplify_lod1(&source, &lod0, &settings).unwrap();
-    let checked = checked_lod1_with(&source, &lod0, &settings, &[], |_| false).unwrap();
+    let (checked, got) = checked_lod1_with(&source, &lod0, &settings, &[], |_| false).unwrap();
     is_lod1_of(&checked, &lod0);
+    assert_eq!(
+        got,
+        report(&source, &lod0, &checked),
+        "the report is the kept level's"
+    );
     let (a, b) = (
         report(&source, &lod0, &first).score(),
         report(&source, &lod0, &checked).score(),

@@ -26,7 +26,7 @@ mod simplify;
 mod test_meshes;
 mod weld;
 
-pub use chain::build_chain;
+pub use chain::{build_chain, build_checked_chain};
 pub use columns::{apply_columns, level_positions};
 pub use silhouette::{
     check_silhouettes, silhouette_image, SilhouetteImage, SilhouetteReport, MAX_HOLES_PCT,

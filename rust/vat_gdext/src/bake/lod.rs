@@ -10,8 +10,8 @@ use godot::prelude::*;
 use vat_core::clip::Clip;
 use vat_core::encode::EncodedVat;
 use vat_core::lod_mesh::{
-    apply_columns, build_chain, check_silhouettes, silhouette_image, ColumnSource, LodChain,
-    LodSettings, SilhouetteReport,
+    apply_columns, build_checked_chain, check_silhouettes, silhouette_image, ColumnSource,
+    LodChain, LodSettings, SilhouetteReport,
 };
 
 use super::collect::Character;
@@ -128,8 +128,8 @@ pub fn bake_lod(
     }
     source.textures = lod_source::surface_images(character, variations);
     let poses = lod_source::poses(vat, &lod_source::pose_frames(clips));
-    let chain = match build_chain(&source, settings, &poses) {
-        Ok(chain) => chain,
+    let (chain, reports) = match build_checked_chain(&source, settings, &poses) {
+        Ok(built) => built,
         Err(e) => {
             let why = format!(
                 "the LOD chain of '{owner}' could not be built ({e}); baked without LOD meshes"
@@ -151,7 +151,11 @@ pub fn bake_lod(
         dropped.push(why);
     }
     for level in 0..chain.levels.len() {
-        let report = check_silhouettes(&source, &chain, level, &poses);
+        // LOD1 and LOD2 were checked over these poses while the chain was built.
+        let report = match reports.get(level) {
+            Some(Some(report)) => *report,
+            _ => check_silhouettes(&source, &chain, level, &poses),
+        };
         if !report.passes() {
             let why = format!(
                 "LOD{level} of '{owner}' dropped: holes {:.2}% (limit {MAX_HOLES_PCT}%), loss {:.2}% (limit {MAX_LOSS_PCT}%) in view {} of pose {} of {}",
