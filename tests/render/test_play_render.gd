@@ -301,6 +301,99 @@ func test_bulk_updates_follow_changes() -> void:
 		"add_model_actors: the left actor red, the right one blue")
 
 
+# A moving crowd large enough that a few clip changes go up as recent states (one small layer)
+# instead of the whole state texture: what it draws must match a fresh crowd given the same
+# placements and clips at once (which reads every state from the state texture), frame after
+# frame, and the bytes must show the cheap path was taken.
+func test_clip_changes_in_a_moving_crowd_match_a_fresh_crowd() -> void:
+	stage(Vector3(0, 1.6, 6.0), Vector3(0, 0.8, 0))
+	var va := _bake(["Skeleton/Body"])
+	var walk := va.find_clip("walk")
+	var attack := va.find_clip("attack")
+	var idle := va.find_clip("idle")
+	# Five actors in view, the other 7,995 far behind the camera (culled, but they move too).
+	var n := 8000
+	var positions := PackedVector3Array()
+	var yaws := PackedFloat32Array()
+	var clips := PackedInt32Array()
+	var starts := PackedFloat32Array()
+	for i in n:
+		positions.append(Vector3(-2.4 + 1.2 * i, 0, 0) if i < 5 else Vector3(i % 100, 0, 200 + i / 100))
+		yaws.append(0.3 * i)
+		clips.append(walk)
+		starts.append(0.0)
+	var crowd := _actor_node(va)
+	crowd.paused = true
+	root.add_child(crowd)
+	crowd.time = 1.0
+	crowd.set_actors(positions, yaws, clips, starts)
+	crowd.set_model_actors(0, PackedInt32Array(range(n)))
+	crowd.submit()
+	var first := await capture()
+	# Each frame every actor steps and turns; some change clips (actor 1 twice).
+	var changes := [[[1, 3], [attack, idle]], [[1, 4, 2000], [idle, attack, idle]], [[], []]]
+	var bytes := []
+	var shots := []
+	var fresh := []
+	for step in changes.size():
+		var ids := PackedInt32Array(changes[step][0])
+		var new_clips := PackedInt32Array(changes[step][1])
+		var new_starts := PackedFloat32Array()
+		for k in ids.size():
+			new_starts.append(0.45 + 0.1 * step)
+			clips[ids[k]] = new_clips[k]
+			starts[ids[k]] = new_starts[k]
+		var placements := PackedVector4Array()
+		for i in n:
+			positions[i] += Vector3(0, 0, -0.05)
+			yaws[i] += 0.2
+			placements.append(Vector4(positions[i].x, positions[i].y, positions[i].z, yaws[i]))
+		crowd.set_actor_placements(placements)
+		if not ids.is_empty():
+			crowd.set_actor_clips(ids, new_clips, new_starts)
+		crowd.submit()
+		bytes.append(crowd.get_last_submit_bytes())
+		shots.append(await capture())
+		var b := _actor_node(va)
+		b.paused = true
+		root.add_child(b)
+		b.time = 1.0
+		b.set_actors(positions, yaws, clips, starts)
+		b.set_model_actors(0, PackedInt32Array(range(n)))
+		b.submit()
+		fresh.append(await capture())
+		b.queue_free()
+		await frames(1)
+	# Every clip changing at once, nobody moving: the state texture goes up whole.
+	var all_idle := PackedInt32Array()
+	all_idle.resize(n)
+	all_idle.fill(idle)
+	var all_starts := PackedFloat32Array()
+	all_starts.resize(n)
+	all_starts.fill(0.7)
+	crowd.set_actors(positions, yaws, all_idle, all_starts)
+	crowd.submit()
+	var all_bytes := crowd.get_last_submit_bytes()
+	crowd.queue_free()
+	await frames(1)
+	print("    bytes per submit: changes %s, all clips %d" % [str(bytes), all_bytes])
+	# The moving-only frame sends the placements; the others one 64 KiB layer more, except that
+	# the first use makes the recent-state texture (8 layers).
+	var layer := 4096 * 16
+	check_eq(bytes[0], bytes[2] + 8 * layer, "the first clip changes make the recent-state texture")
+	check_eq(bytes[1], bytes[2] + layer, "three more changes (one actor again) cost one layer")
+	check(bytes[1] < bytes[2] + n * 16, "less than the whole state texture")
+	check(all_bytes >= bytes[2] + n * 16, "every clip changing sends every state (%d bytes)" % all_bytes)
+	for step in shots.size():
+		save_png(shots[step], "recent_states_%d" % step)
+		save_png(fresh[step], "recent_states_%d_fresh" % step)
+		var d := image_diff(shots[step], fresh[step])
+		print("    frame %d vs a fresh crowd: mean %.4f/255, %.5f%% over 32/255" % [step, d["mean_abs"], d["frac_over_32"] * 100.0])
+		check(d["mean_abs"] <= 0.02 and d["frac_over_32"] <= 0.0001, "frame %d matches a fresh crowd" % step)
+	var changed := image_diff(first, shots[0])
+	check(changed["frac_over_32"] > 0.002, "the changes show (%.3f%% of pixels; the test can fail)" % (changed["frac_over_32"] * 100.0))
+
+
 ## Pixels of `img` within 0.1 of `color` (summed over r, g, b) in columns `x0..x1`.
 func _count_near(img: Image, color: Color, x0: int, x1: int) -> int:
 	var n := 0

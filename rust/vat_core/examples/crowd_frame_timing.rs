@@ -1,6 +1,6 @@
 //! Times the engine-free CPU work of one battle frame on this thread, 100,000 actors carrying
 //! three models with a third of them in view: moving every actor (`crowd_move`), splitting the
-//! records into the placement and state textures (`crowd_split`) and the crowd frame (culling and
+//! records into the placement and state textures (`crowd_recent`) and the crowd frame (culling and
 //! levels): `cargo run --release -p vat_core --example crowd_frame_timing [ACTORS]`.
 //! A development aid, not a benchmark of a game frame (see `cargo xtask bench update`): it prints
 //! the fastest of many runs, which filters out other processes on a shared machine.
@@ -14,7 +14,7 @@ use vat_core::crowd_frame::{
     Actors, CrowdFrame, CrowdShape, FrameSettings, Plane, Projection, View,
 };
 use vat_core::crowd_move::move_actors_bulk;
-use vat_core::crowd_split::split_records;
+use vat_core::crowd_recent::RecentStates;
 use vat_core::lod_distance::{actor_diameter, screen_constant, LodCurve, DEFAULT_SWITCH_DISTANCES};
 
 fn main() {
@@ -99,8 +99,17 @@ fn main() {
         move_actors_bulk(&mut records, &moves).unwrap();
     });
     let (mut placements, mut states) = (vec![0.0f32; n * 4], vec![0.0f32; n * 4]);
+    // Each run 2% of the actors start their clip again (a new start time), as in a battle, and
+    // one actor moves (so placements go up, as they do when the crowd moves).
+    let mut recent = RecentStates::new();
+    let mut run = 0.0f32;
     let split_ms = fastest(&mut || {
-        split_records(&records, 8, n, &mut placements, &mut states);
+        run += 1.0;
+        records[0] += 0.001;
+        for i in (0..n).step_by(50) {
+            records[i * 8 + 4] = run;
+        }
+        recent.split(&records, n, &mut placements, &mut states, false);
     });
     let actors = Actors::interleaved(&records, 8, n);
     let settings = FrameSettings::default();

@@ -21,6 +21,17 @@ pub const PLACEMENT_TEXELS: u32 = 1;
 pub const PLACEMENT_TEXELS_FULL: u32 = 3;
 /// RGBA32F texels per actor in the state texture: start time, clip code, speed and scale, blend.
 pub const STATE_TEXELS: u32 = 1;
+/// Layers of the recent-state texture (RGBA32F, `DATA_TEXTURE_WIDTH` x 1 each): states that
+/// changed since the state texture was last sent whole (see `crate::crowd_recent`).
+pub const RECENT_STATE_LAYERS: u32 = 8;
+/// Highest recent-state slot; slot 0 means "read the state texture". The slot is stored in the
+/// high 16 bits of the placement's packed yaw, biased by [`RECENT_SLOT_BIAS`].
+pub const RECENT_STATE_SLOTS: u32 = 0x7F7F - RECENT_SLOT_BIAS;
+/// Added to the slot in the high 16 bits of the packed yaw, so that f32 always has an exponent
+/// in 1..=254: a normal, finite number (GPUs may flush denormals and canonicalise NaNs).
+pub const RECENT_SLOT_BIAS: u32 = 0x80;
+/// Steps of a full turn in the 16-bit yaw of a packed placement.
+pub const YAW_STEPS: u32 = 1 << 16;
 /// Multiplier of the previous clip in a clip code `clip + CLIP_CODE_BASE * prev_clip`.
 pub const CLIP_CODE_BASE: u32 = 4096;
 /// Clips one model may bake; keeps every clip code below 2^24, so it is exact in an f32.
@@ -51,6 +62,8 @@ const _: () = assert!(
 // A record is its placement and its state, split over two textures.
 const _: () = assert!(PLACEMENT_TEXELS + STATE_TEXELS == ACTOR_TEXELS);
 const _: () = assert!(PLACEMENT_TEXELS_FULL + STATE_TEXELS == ACTOR_TEXELS_FULL);
+// Every recent-state slot has a texel.
+const _: () = assert!(RECENT_STATE_SLOTS < RECENT_STATE_LAYERS * DATA_TEXTURE_WIDTH);
 // The look index is a u8, and the look texture is one row.
 const _: () = assert!(MAX_LOOKS <= 256);
 const _: () = assert!(MAX_LOOKS * LOOK_TEXELS <= MAX_TEXTURE_SIZE);

@@ -32,6 +32,7 @@ pub mod crowd_custom;
 pub mod crowd_frame;
 mod crowd_frame_fast;
 pub mod crowd_move;
+pub mod crowd_recent;
 pub mod crowd_split;
 pub mod encode;
 pub mod error;

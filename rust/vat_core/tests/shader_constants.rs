@@ -48,4 +48,12 @@ fn shader_constants_match_the_packer() {
         "2",
         "LookTable packs two texels per look"
     );
+    assert_eq!(
+        shader_define("VAT_RECENT_SLOT_BIAS"),
+        layout::RECENT_SLOT_BIAS.to_string()
+    );
+    assert_eq!(
+        shader_define("VAT_YAW_STEPS"),
+        layout::YAW_STEPS.to_string()
+    );
 }

@@ -160,6 +160,7 @@ pub struct AnimatedActorMeshInstance {
     /// (`models.append(x)` changes the array the getter returns without calling the setter).
     built_models: Vec<InstanceId>,
     last_submit_usec: i64,
+    last_submit_bytes: i64,
     base: Base<Node3D>,
 }
 
@@ -621,12 +622,14 @@ impl AnimatedActorMeshInstance {
         let interpolate = self.interpolate;
         let request = self.frame_request(self.actor_count, self.stride());
         let gpu = self.gpu.as_mut().expect("ensured");
+        let sent = gpu.sent_bytes();
         let mut bounds = Vec::with_capacity(gpu.models.len());
         for (m, model) in gpu.models.iter_mut().enumerate() {
             model.set_looks(&self.looks[m]);
             bounds.push(self.placed.for_model(&model.bounds));
         }
         gpu.submit(&self.model_counts, &bounds, time, interpolate, &request);
+        self.last_submit_bytes = (gpu.sent_bytes() - sent) as i64;
         self.ends.finish(self.actor_count, self.clock.time());
         self.update_billboard();
         self.last_submit_usec = started.elapsed().as_micros() as i64;
@@ -653,6 +656,15 @@ impl AnimatedActorMeshInstance {
     fn get_last_submit_usec(&self) -> i64 {
         main_thread_only!("AnimatedActorMeshInstance", "get_last_submit_usec");
         self.last_submit_usec
+    }
+
+    /// Bytes the last `submit()` handed to the engine in texture updates: placements, states
+    /// (whole, or the recent-state layers that changed), custom data, looks and the instance
+    /// lists that changed. See docs/performance.md, "Bytes per frame".
+    #[func]
+    fn get_last_submit_bytes(&self) -> i64 {
+        main_thread_only!("AnimatedActorMeshInstance", "get_last_submit_bytes");
+        self.last_submit_bytes
     }
 }
 

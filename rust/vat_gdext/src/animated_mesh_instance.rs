@@ -147,6 +147,7 @@ pub struct AnimatedMeshInstance {
     packer: RetainedPacker,
     dirty: bool,
     last_submit_usec: i64,
+    last_submit_bytes: i64,
     base: Base<Node3D>,
 }
 
@@ -523,6 +524,15 @@ impl AnimatedMeshInstance {
         self.last_submit_usec
     }
 
+    /// Bytes the last `submit()` handed to the engine in texture updates: instance data (see
+    /// docs/performance.md, "Bytes per frame") and the instance lists that changed; 0 when
+    /// nothing changed.
+    #[func]
+    fn get_last_submit_bytes(&self) -> i64 {
+        main_thread_only!("AnimatedMeshInstance", "get_last_submit_bytes");
+        self.last_submit_bytes
+    }
+
     /// Pushes the instances to the GPU (only the clock if nothing changed).
     #[func]
     fn submit(&mut self) {
@@ -530,6 +540,7 @@ impl AnimatedMeshInstance {
         if !self.ensure_gpu() {
             return;
         }
+        let sent = self.gpu.as_ref().map_or(0, |g| g.sent_bytes());
         let started = Instant::now();
         let time = self.clock.shader_time();
         let interpolate = self.interpolate;
@@ -539,6 +550,7 @@ impl AnimatedMeshInstance {
             }
             self.update_billboard();
             self.refresh_frame();
+            self.last_submit_bytes = self.gpu.as_ref().map_or(0, |g| g.sent_bytes() - sent) as i64;
             return;
         }
         let n = self.instances.len();
@@ -553,6 +565,7 @@ impl AnimatedMeshInstance {
             gpu,
         )];
         gpu.submit(&[n], &bounds, time, interpolate, &request);
+        self.last_submit_bytes = (gpu.sent_bytes() - sent) as i64;
         self.update_billboard();
         self.dirty = false;
         self.last_submit_usec = started.elapsed().as_micros() as i64;

@@ -88,7 +88,7 @@ impl AnimatedActorMeshInstance {
     }
 
     /// Moves this frame's actors without touching their animation: `placements[i]` is actor
-    /// `i`'s `(x, y, z, yaw)` (yaw in radians about +Y), the layout of the actor's placement, so
+    /// `i`'s `(x, y, z, yaw)` (yaw in radians about +Y), the layout of the actor's record, so
     /// the array is copied as it is. One entry per actor (`get_actor_count()`); clips, times,
     /// speeds, scales, cross-fades and model lists are kept, so a frame where only positions
     /// changed uploads 16 bytes per actor and no animation state. Set the actors first with

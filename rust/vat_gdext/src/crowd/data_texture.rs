@@ -21,6 +21,8 @@ pub struct DataTexture {
     texture: Option<Gd<ImageTexture>>,
     tiny: PackedByteArray,
     changed: bool,
+    /// Bytes handed to the engine by every upload so far.
+    sent: u64,
 }
 
 impl DataTexture {
@@ -44,6 +46,7 @@ impl DataTexture {
             texture: None,
             tiny: PackedByteArray::from(vec![0u8; bytes_per_texel].as_slice()),
             changed: true,
+            sent: 0,
         };
         t.reserve(min_items);
         t
@@ -95,6 +98,11 @@ impl DataTexture {
         floats
     }
 
+    /// Bytes handed to the engine by every upload so far.
+    pub fn sent_bytes(&self) -> u64 {
+        self.sent
+    }
+
     /// Pushes the bytes to the GPU with one `ImageTexture.update()` (or creates the texture after
     /// growth), unless nothing wrote them since the last upload. Returns the texture if it is a
     /// new object.
@@ -112,6 +120,7 @@ impl DataTexture {
         );
         self.image
             .set_data(width, height, false, self.format, &self.bytes);
+        self.sent += self.bytes.len() as u64;
         let created = match &mut self.texture {
             Some(texture) => {
                 texture.update(&self.image);

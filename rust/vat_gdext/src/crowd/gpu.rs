@@ -12,9 +12,7 @@
 use godot::classes::geometry_instance_3d::ShadowCastingSetting;
 use godot::classes::image::Format;
 use godot::classes::rendering_device::Limit;
-use godot::classes::{
-    EditorInterface, Engine, ImageTexture, Material, Node3D, RenderingServer, ShaderMaterial,
-};
+use godot::classes::{EditorInterface, Engine, Material, Node3D, RenderingServer, ShaderMaterial};
 use godot::prelude::*;
 use vat_core::crowd::{record_texels, LookTable};
 use vat_core::crowd_frame::{Actors, CrowdFrame, CrowdShape, FrameSettings, View, MAX_LEVELS};
@@ -25,6 +23,7 @@ use vat_core::layout::MAX_LOOKS;
 use super::data_texture::{DataTexture, RecordStore};
 use super::material;
 use super::model_data::{crowd_shape, InstanceList};
+use super::recent::RecentTexture;
 use super::slot::{Slot, LOD_COLORS};
 use super::view::FrameProps;
 use crate::convert;
@@ -116,8 +115,11 @@ pub struct CrowdGpu {
     pub actors: RecordStore,
     /// The records' placements, uploaded when one moved.
     placements: DataTexture,
-    /// The records' animation states, uploaded when one changed.
+    /// The records' animation states, uploaded whole when one changed (full transforms) or when
+    /// the recent-state slots are folded back into it.
     states: DataTexture,
+    /// States changed since `states` was last sent, for yaw-and-scale records.
+    recent: RecentTexture,
     /// One per model.
     pub models: Vec<ModelGpu>,
     /// The camera the materials' billboard points at (None: billboard off, the shader default).
@@ -171,6 +173,7 @@ impl CrowdGpu {
                 max_texture_size,
             ),
             states: DataTexture::new(Format::RGBAF, 16, STATE_FLOATS / 4, 0, max_texture_size),
+            recent: RecentTexture::new(),
             models,
             billboard: None,
             max_texture_size,
@@ -214,43 +217,55 @@ impl CrowdGpu {
         let n = request
             .actors
             .min(self.actors.floats().len() / request.stride.max(1));
-        let mut fresh: Vec<(&str, Gd<ImageTexture>)> = Vec::new();
+        let mut fresh: Vec<(&str, Variant)> = Vec::new();
+        let mut layers = 0;
         if self.actors.take_dirty() {
             self.placements.reserve(n);
-            self.states.reserve(n);
+            let regrown = self.states.reserve(n);
             let records = self.actors.floats();
             let placements = self.placements.floats_mut_untracked();
             let states = self.states.floats_mut_untracked();
             let stride = request.stride;
-            let changes = crate::workers::install_for(n, || {
-                split_records(records, stride, n, placements, states)
+            let recent = &mut self.recent.states;
+            let (moved, resend) = crate::workers::install_for(n, || {
+                if stride == 8 {
+                    let c = recent.split(records, n, placements, states, regrown);
+                    layers = c.layers;
+                    (c.placements, c.states)
+                } else {
+                    let c = split_records(records, stride, n, placements, states);
+                    (c.placements, c.states)
+                }
             });
-            if changes.placements {
+            if moved {
                 self.placements.mark_changed();
             }
-            if changes.states {
+            if resend {
                 self.states.mark_changed();
             }
         }
         if let Some(t) = self.placements.upload() {
-            fresh.push(("vat_placements", t));
+            fresh.push(("vat_placements", t.to_variant()));
         }
         if let Some(t) = self.states.upload() {
-            fresh.push(("vat_states", t));
+            fresh.push(("vat_states", t.to_variant()));
+        }
+        if let Some(t) = self.recent.upload(layers) {
+            fresh.push(("vat_recent_states", t.to_variant()));
         }
         if custom {
             if let Some(c) = &mut self.custom {
                 // Every actor the shader may read has a texel (0 until set).
                 c.reserve(n);
                 if let Some(t) = c.upload() {
-                    fresh.push(("vat_custom", t));
+                    fresh.push(("vat_custom", t.to_variant()));
                 }
             }
         }
         for (name, t) in fresh {
             let has_custom = name == "vat_custom";
             for m in self.materials_mut() {
-                m.set_shader_parameter(name, &t.to_variant());
+                m.set_shader_parameter(name, &t);
                 if has_custom {
                     m.set_shader_parameter("vat_has_custom", &true.to_variant());
                 }
@@ -325,6 +340,21 @@ impl CrowdGpu {
             .get_or_insert_with(|| DataTexture::new(Format::RGBAF, 16, 1, 0, max));
         texture.reserve(actors);
         texture
+    }
+
+    /// Bytes every texture update of this crowd has handed to the engine so far (actor data,
+    /// recent states, custom data, looks and instance lists).
+    pub fn sent_bytes(&self) -> u64 {
+        let models: u64 = self
+            .models
+            .iter()
+            .map(|m| m.looks.sent_bytes() + m.slots.iter().map(Slot::sent_bytes).sum::<u64>())
+            .sum();
+        self.placements.sent_bytes()
+            + self.states.sent_bytes()
+            + self.recent.sent_bytes()
+            + self.custom.as_ref().map_or(0, DataTexture::sent_bytes)
+            + models
     }
 
     /// Actors drawn in the view per level by the last frame.

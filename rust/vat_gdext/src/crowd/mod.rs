@@ -17,6 +17,7 @@ pub mod looks;
 pub mod material;
 pub mod model_data;
 pub mod preview;
+pub mod recent;
 pub mod retained;
 pub mod slot;
 pub mod view;

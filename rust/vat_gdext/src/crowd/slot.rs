@@ -90,6 +90,11 @@ impl Slot {
         }
     }
 
+    /// Bytes its instance list has handed to the engine so far.
+    pub fn sent_bytes(&self) -> u64 {
+        self.indices.sent_bytes()
+    }
+
     /// Writes this frame's instances (texels as `u32::from_le_bytes`), marking the texture for
     /// upload only if a texel changed.
     pub fn write(&mut self, list: &[u32]) {
