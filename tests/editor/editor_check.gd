@@ -1,7 +1,7 @@
 # An editor session as a user has it, run by `cargo xtask test --tier package` in the project
 # the addon zip was installed into: bake through the inspector button's callable, save twice;
 # bake RobotExpressive through the inspector's Bake panel (clips picked in the clip picker, a
-# cancelled bake that changes nothing, a finished one undone and redone), and a baker's target
+# cancelled bake that changes nothing, a finished one with LOD meshes undone and redone), and a baker's target
 # through the baker's Bake panel (undone and redone); build a scene with every vat_crowd class,
 # select each in the inspector, save the scene, reopen it; capture the editor preview in the 3D
 # viewport (preview_check.gd) and check that a scene saved while it shows holds neither preview
@@ -178,9 +178,12 @@ func _inspector_bake() -> void:
 	print("EDITOR CHECK: the Bake panel: RobotExpressive, clip picker, Cancel, undo, redo")
 	var va := VertexAnimation.new()
 	va.source_scene = load(ROBOT)
-	# The robot's LOD levels fail the silhouette check and are dropped with a warning each, which
-	# this check counts as noise; undo of LOD meshes is in tests/unit/test_bake_job.gd.
-	va.lod_enabled = false
+	# LOD meshes on (the default). The robot's LOD2 fails the silhouette check and would be dropped
+	# with a warning, which this check counts as noise; a target between LOD1's triangle count (at
+	# most 60% of its 3,237) and the source's makes LOD1 the coarsest level instead (said with a
+	# plain print).
+	va.lod_enabled = true
+	va.lod2_triangles = 2500
 	_check(va.save_to(ROBOT_BAKED) == OK, "save the unbaked robot")
 	va = load(ROBOT_BAKED)
 	EditorInterface.edit_resource(va)
@@ -235,6 +238,14 @@ func _inspector_bake() -> void:
 	_check(va.is_baked() and va.get_clip_count() == PICKED, "the panel baked the picked clips")
 	var levels := va.get_lod_count()
 	print("EDITOR CHECK: baked %d LOD level(s): %s" % [levels, va.get_bake_stats().get("summary", "")])
+	_check(levels == 2, "the panel's bake built LOD0 and LOD1 (%d levels)" % levels)
+	var lods: Array = va.get_bake_stats().get("lods", [])
+	_check(lods.size() == levels and lods.all(func(l: Dictionary) -> bool: return l["vertices"] > 0 and l.has("holes_pct")),
+		"the bake stats list each level's vertices and holes (%s)" % [lods])
+	if levels == 2:
+		_check(va.get_lod_mesh(1).get_faces().size() < va.get_lod_mesh(0).get_faces().size(), "LOD1 has fewer triangles than LOD0")
+	panel = _in_inspector(&"vat_crowd_bake_panel", "")
+	_check(panel != null and panel.summary_label.text.contains("LOD1"), "the panel's summary shows the levels (%s)" % (panel.summary_label.text if panel != null else "no panel"))
 	_check(FileAccess.get_md5(ROBOT_BAKED) != file_before, "the finished bake was saved")
 	var after := va.get_baked_state()
 	var undo_redo := EditorInterface.get_editor_undo_redo()
