@@ -102,6 +102,51 @@ func test_culling_keeps_the_picture_and_the_shadows() -> void:
 	check(shadow["frac_over_32"] > 0.0005, "the tall actor's shadow falls into the view (the test can fail)")
 
 
+# Actors in the view beyond the sun's shadow distance cast no shadow into the shadow maps (their
+# shadows would be drawn nowhere): the picture stays as it was, while the shadow pass draws only
+# the near actors.
+func test_actors_beyond_the_shadow_distance_cast_none() -> void:
+	stage(Vector3(0, 5, 10), Vector3(0, 0, -12), true)
+	var sun: DirectionalLight3D = root.get_children().filter(func(n): return n is DirectionalLight3D)[0]
+	sun.directional_shadow_max_distance = 18.0
+	var ground := MeshInstance3D.new()
+	var plane := PlaneMesh.new()
+	plane.size = Vector2(300, 300)
+	ground.mesh = plane
+	root.add_child(ground)
+	# Two rows from 4 m to 90 m in front of the camera.
+	var positions := []
+	for k in 24:
+		for x in [-1.2, 1.2]:
+			positions.append(Vector3(x, 0, 6.0 - 3.7 * k))
+	var crowd := AnimatedActorMeshInstance.new()
+	crowd.models = [soldier_body()] as Array[VertexAnimation]
+	crowd.paused = true
+	root.add_child(crowd)
+	_fill(crowd, positions)
+	var on := await capture()
+	var drawn: int = crowd.get_lod_counts()[0]
+	var casting: int = crowd.get_lod_instance_count(0, 0, true)
+	print("    %d actors drawn, %d cast shadows" % [drawn, casting])
+	check(casting > 0 and casting < drawn, "only the actors within the shadow distance cast (%d of %d)" % [casting, drawn])
+	crowd.culling = false
+	await frames(2)
+	var off := await capture()
+	check_eq(crowd.get_lod_instance_count(0, 0, true), 0, "culling off: the view MultiMesh casts for everyone")
+	crowd.cast_shadow = GeometryInstance3D.SHADOW_CASTING_SETTING_OFF
+	await frames(2)
+	var unshadowed := await capture()
+	crowd.queue_free()
+	await frames(1)
+	save_png(on, "frame_shadow_reach_on")
+	save_png(off, "frame_shadow_reach_off")
+	var d := image_diff(on, off)
+	print("    beyond the shadow distance, culling on vs off: mean %.4f/255, %.5f%% over 32/255" % [d["mean_abs"], d["frac_over_32"] * 100.0])
+	check(d["mean_abs"] <= 0.02 and d["frac_over_32"] <= 0.0001, "the picture is as it was")
+	var shadows := image_diff(on, unshadowed)
+	check(shadows["frac_over_32"] > 0.001, "the near actors' shadows are drawn (%.4f%% of pixels; the test can fail)" % (shadows["frac_over_32"] * 100.0))
+
+
 func test_levels_of_detail_fall_in_their_bands() -> void:
 	stage(Vector3(0, 12, 0), Vector3(0, 0, -150))
 	var cam := _stage_camera()

@@ -72,6 +72,7 @@ fn main() {
         },
         shadow_sweeps: vec![Vec3::new(-10.0, -40.0, 5.0)],
         shadow_spheres: Vec::new(),
+        shadow_reach: Vec::new(),
     };
     let all: Vec<u32> = (0..n as u32)
         .map(|i| u32::from_le_bytes(pack_model_instance(i, 0)))

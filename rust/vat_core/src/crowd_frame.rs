@@ -8,6 +8,14 @@
 //! view still casts its shadow when that box, swept along a shadowed directional light's
 //! direction by the light's shadow distance, meets the frustum: it goes into a shadow-only list.
 //!
+//! An actor in the view casts no shadow when no shadowed directional light can carry its shadow
+//! into the part of the view that light's shadow maps cover: the ray from the actor along the
+//! light's direction of travel passes farther from the camera than that light's shadow reach
+//! ([`View::shadow_reach`]) plus the actor's radius. Such actors go to the view lists only,
+//! and the casting ones (in view or not) to the shadow lists, whose MultiMeshes draw shadows
+//! alone while the view MultiMeshes then cast none; where every actor casts (or an omni or spot
+//! light casts shadows) the view lists cast their own, as without this test.
+//!
 //! Its level is [`LodCurve::value`] of its distance to the camera and `D` (the first model's
 //! diameter at scale 1 times the actor's scale), plus a bias, through [`pick_level`] with the
 //! level it had last frame (hysteresis, kept per actor index). Every model draws
@@ -37,7 +45,12 @@ pub const FRAME_PARALLEL_MIN: usize = 1 << 15;
 const CULLED: u8 = u8::MAX;
 /// Set in an actor's class when it only casts a shadow (the low bits hold its level).
 const SHADOW_ONLY: u8 = 0x80;
-/// Most levels a crowd frame tells apart (the class byte keeps 7 bits of level).
+/// Set in an actor's class when it is drawn in the view but casts no shadow into it (beyond the
+/// reach of every shadowed directional light).
+const NO_CAST: u8 = 0x40;
+/// The level bits of an actor's class.
+const LEVEL_BITS: u8 = 0x3f;
+/// Most levels a crowd frame tells apart (the class byte keeps 6 bits of level).
 pub const MAX_LEVELS: usize = 64;
 
 /// A plane in Godot's convention: a point `p` is outside (over the plane) where
@@ -84,9 +97,30 @@ pub struct View {
     /// outside the view inside such a sphere may cast a shadow into the view if the sphere
     /// reaches the view.
     pub shadow_spheres: Vec<(Vec3, f32)>,
+    /// Per entry of `shadow_sweeps`: how far from the camera that light's shadow maps reach (the
+    /// farthest point of the view within its shadow distance). Missing entries mean no limit.
+    pub shadow_reach: Vec<f32>,
 }
 
 impl View {
+    /// The lights whose shadow reach limits which actors in the view cast: `(unit direction of
+    /// travel, reach)` per shadowed directional light, or `None` when any light's reach is
+    /// unknown or an omni or spot light casts shadows (then every actor in the view casts).
+    fn reach_limits(&self) -> Option<Vec<(Vec3, f32)>> {
+        if !self.shadow_spheres.is_empty() || self.shadow_sweeps.is_empty() {
+            return None;
+        }
+        self.shadow_sweeps
+            .iter()
+            .enumerate()
+            .map(|(k, sweep)| {
+                let reach = *self.shadow_reach.get(k)?;
+                let travel = sweep.normalize_or_zero();
+                (reach.is_finite() && travel != Vec3::ZERO).then_some((travel, reach))
+            })
+            .collect()
+    }
+
     /// The shadow spheres that reach the view (a sphere beyond a plane lights nothing in it).
     fn spheres_in_view(&self) -> Vec<(Vec3, f32)> {
         self.shadow_spheres
@@ -327,6 +361,10 @@ pub struct CrowdFrame {
     lod_counts: Vec<u32>,
     /// Actors outside the view kept for their shadows.
     shadow_only: u32,
+    /// Actors in the view that cast no shadow.
+    no_cast: u32,
+    /// The shadow lists carry every shadow (see [`CrowdFrame::splits_shadows`]).
+    split_shadows: bool,
     /// The fast path's tables for this run's view (see `crowd_frame_fast`).
     fast: FastFrame,
 }
@@ -367,6 +405,10 @@ impl CrowdFrame {
             _ => None,
         };
         let spheres = view.map(View::spheres_in_view).unwrap_or_default();
+        let reach = view
+            .filter(|_| settings.culling && settings.cast_shadows)
+            .and_then(View::reach_limits);
+        let radii: Vec<f32> = shape.clip_bounds.iter().map(bounds_radius).collect();
         let classify = Classifier {
             actors,
             shape,
@@ -375,6 +417,8 @@ impl CrowdFrame {
             top,
             fast,
             spheres: &spheres,
+            reach: reach.as_deref(),
+            radii: &radii,
         };
         let n = actors.count;
         let counts = if n >= FRAME_PARALLEL_MIN {
@@ -382,22 +426,27 @@ impl CrowdFrame {
                 .par_chunks_mut(FRAME_CHUNK)
                 .enumerate()
                 .map(|(c, out)| classify.range(c * FRAME_CHUNK, out, levels))
-                .reduce(|| vec![0; levels + 1], add_counts)
+                .reduce(|| vec![0; levels + 2], add_counts)
         } else {
             classify.range(0, &mut self.classes, levels)
         };
         self.shadow_only = counts[levels];
+        self.no_cast = counts[levels + 1];
         self.lod_counts.clear();
         self.lod_counts.extend_from_slice(&counts[..levels]);
 
         self.lists.resize_with(models.len(), Vec::new);
         let shadow_lod = settings.shadow_lod.filter(|_| settings.cast_shadows);
+        // Shadows go through the shadow lists alone when they come from another level, or when
+        // some actors in the view cast none.
+        self.split_shadows = settings.cast_shadows && (shadow_lod.is_some() || self.no_cast > 0);
+        let split = self.split_shadows;
         let classes = &self.classes;
         let fill = |(m, lists): (usize, &mut Vec<Vec<u32>>)| {
             let last = shape.model_levels.get(m).map_or(1, |&l| l.max(1)) - 1;
             lists.resize_with(2 * levels, Vec::new);
             lists.iter_mut().for_each(Vec::clear);
-            fill_model(models[m], classes, last, levels, shadow_lod, lists);
+            fill_model(models[m], classes, last, levels, split, shadow_lod, lists);
         };
         let total: usize = models.iter().map(|m| m.len()).sum();
         if total >= FRAME_PARALLEL_MIN {
@@ -434,6 +483,35 @@ impl CrowdFrame {
     pub fn shadow_only_count(&self) -> u32 {
         self.shadow_only
     }
+
+    /// Actors in the view that cast no shadow (beyond every shadowed light's reach).
+    pub fn no_cast_count(&self) -> u32 {
+        self.no_cast
+    }
+
+    /// True when the shadow lists carry every shadow of this frame (from `shadow_lod`'s level,
+    /// or because some actors in the view cast none): the view lists' MultiMeshes must then cast
+    /// no shadow. False: the view lists cast their own, and the shadow lists hold only actors
+    /// outside the view.
+    pub fn splits_shadows(&self) -> bool {
+        self.split_shadows
+    }
+}
+
+/// The radius of the sphere about the character's origin that holds `b`.
+fn bounds_radius(b: &Bounds) -> f32 {
+    let far = b.min.abs().max(b.max.abs());
+    far.length()
+}
+
+/// True if the shadow of a sphere at `centre` of `radius`, carried along any light's direction
+/// of travel, can come within that light's reach of `camera`.
+fn casts_within(reach: &[(Vec3, f32)], camera: Vec3, centre: Vec3, radius: f32) -> bool {
+    reach.iter().any(|&(travel, limit)| {
+        let to_camera = camera - centre;
+        let along = to_camera.dot(travel).max(0.0);
+        (to_camera - travel * along).length_squared() <= (limit + radius) * (limit + radius)
+    })
 }
 
 fn add_counts(mut a: Vec<u32>, b: Vec<u32>) -> Vec<u32> {
@@ -441,12 +519,15 @@ fn add_counts(mut a: Vec<u32>, b: Vec<u32>) -> Vec<u32> {
     a
 }
 
-/// Sorts one model's instances into its lists by their actors' classes.
+/// Sorts one model's instances into its lists by their actors' classes. With `split`, every
+/// actor that casts goes to a shadow list too (of `shadow_lod`'s level, else its own); without,
+/// only the actors outside the view do.
 fn fill_model(
     instances: &[u32],
     classes: &[u8],
     last: u8,
     levels: usize,
+    split: bool,
     shadow_lod: Option<u8>,
     lists: &mut [Vec<u32>],
 ) {
@@ -459,14 +540,15 @@ fn fill_model(
         if class == CULLED {
             continue;
         }
-        let level = usize::from((class & !SHADOW_ONLY).min(last));
+        let level = usize::from((class & LEVEL_BITS).min(last));
         if class & SHADOW_ONLY == 0 {
             lists[level].push(texel);
         }
-        match shadow_slot {
-            Some(slot) => lists[slot].push(texel),
-            None if class & SHADOW_ONLY != 0 => lists[levels + level].push(texel),
-            None => {}
+        if class & NO_CAST != 0 {
+            continue;
+        }
+        if split || class & SHADOW_ONLY != 0 {
+            lists[shadow_slot.unwrap_or(levels + level)].push(texel);
         }
     }
 }
@@ -483,19 +565,27 @@ struct Classifier<'a> {
     fast: Option<&'a FastFrame>,
     /// The view's shadow spheres that reach it.
     spheres: &'a [(Vec3, f32)],
+    /// Per shadowed directional light, (direction of travel, reach): actors in the view whose
+    /// shadow cannot come within reach of the camera cast none. `None`: every one casts.
+    reach: Option<&'a [(Vec3, f32)]>,
+    /// Per clip, the radius about the character's origin that holds its bounds.
+    radii: &'a [f32],
 }
 
 impl Classifier<'_> {
     /// Classifies actors `start..start + out.len()` into `out` (which holds last frame's classes)
     /// and returns the actors per level in view, then the shadow-only count.
     fn range(&self, start: usize, out: &mut [u8], levels: usize) -> Vec<u32> {
-        let mut counts = vec![0u32; levels + 1];
+        let mut counts = vec![0u32; levels + 2];
         for (k, class) in out.iter_mut().enumerate() {
             *class = self.classify(start + k, *class);
             match *class {
                 CULLED => {}
                 c if c & SHADOW_ONLY != 0 => counts[levels] += 1,
-                c => counts[usize::from(c)] += 1,
+                c => {
+                    counts[usize::from(c & LEVEL_BITS)] += 1;
+                    counts[levels + 1] += u32::from(c & NO_CAST != 0);
+                }
             }
         }
         counts
@@ -517,6 +607,7 @@ impl Classifier<'_> {
         let st = a.states.get(i * a.state_stride..i * a.state_stride + 4)?;
         let s = self.settings;
         let (position, scale, clip) = simple_actor(p, st, s.time)?;
+        let mut flag = 0;
         if s.culling {
             match fast.cull(position, scale, clip, s.cast_shadows) {
                 Cull::Inside => {}
@@ -526,12 +617,18 @@ impl Classifier<'_> {
                 Cull::Gone => return Some(CULLED),
                 Cull::Unsure => return None,
             }
+            if let (Some(reach), Some(view)) = (self.reach, self.view) {
+                let radius = self.radii.get(clip).copied()? * scale.abs();
+                if !casts_within(reach, view.camera, position, radius) {
+                    flag = NO_CAST;
+                }
+            }
         }
         if !fast.has_lod() {
-            return self.shape.lod.is_none().then_some(0);
+            return self.shape.lod.is_none().then_some(flag);
         }
-        let prev = (previous != CULLED).then_some(previous & !SHADOW_ONLY);
-        fast.level(position, scale, prev)
+        let prev = (previous != CULLED).then_some(previous & LEVEL_BITS);
+        fast.level(position, scale, prev).map(|l| l | flag)
     }
 
     fn classify_exact(&self, i: usize, previous: u8) -> u8 {
@@ -549,7 +646,18 @@ impl Classifier<'_> {
                 return CULLED;
             };
             size = placed_size;
-            if outside(&view.planes, c, e, Vec3::ZERO) {
+            let inside = !outside(&view.planes, c, e, Vec3::ZERO);
+            if let (true, Some(reach)) = (inside, self.reach) {
+                // The sphere about the placement that holds the bounds at any turn (as the fast
+                // path tests it).
+                let p = &self.actors.placements[i * self.actors.placement_stride..];
+                let position = Vec3::new(p[0], p[1], p[2]);
+                let radius = bounds_radius(&bounds) * placed_size;
+                if !casts_within(reach, view.camera, position, radius) {
+                    flag = NO_CAST;
+                }
+            }
+            if !inside {
                 let casts = s.cast_shadows
                     && (view
                         .shadow_sweeps
@@ -583,7 +691,7 @@ impl Classifier<'_> {
                         curve.value(height, d, 1.0 / REFERENCE_IMAGE_HEIGHT)
                     }
                 };
-                let prev = (previous != CULLED).then_some(previous & !SHADOW_ONLY);
+                let prev = (previous != CULLED).then_some(previous & LEVEL_BITS);
                 pick_level(value + s.lod_bias, prev, self.top)
             }
         };

@@ -40,6 +40,7 @@ fn box_view(camera: Vec3) -> View {
         },
         shadow_sweeps: Vec::new(),
         shadow_spheres: Vec::new(),
+        shadow_reach: Vec::new(),
     }
 }
 
@@ -344,6 +345,76 @@ fn shadows_falling_into_the_view_keep_an_actor_for_its_shadow() {
     assert_eq!(lists.0[0], vec![0]);
     assert_eq!(lists.1[0], Vec::<u32>::new());
     assert_eq!(lists.1[1], vec![0, 1]);
+}
+
+#[test]
+fn actors_in_view_beyond_the_shadow_reach_cast_none() {
+    let shape = shape(&[soldier()], &[2]);
+    // A view of [-10, 10]^3 seen from +z; the sun travels toward -y (straight down).
+    let mut view = box_view(Vec3::new(0.0, 0.0, 40.0));
+    view.shadow_sweeps = vec![Vec3::new(0.0, -100.0, 0.0)];
+    view.shadow_reach = vec![35.0];
+    // Actor 0 is 35 m from the camera (its shadow lands within reach); actor 1 is 48 m away
+    // (beyond 35 m plus its radius); actor 2 is outside the view but casts into it.
+    let near = at(Vec3::new(0.0, 0.0, 5.0));
+    let far = at(Vec3::new(0.0, 0.0, -8.0));
+    let outside = at(Vec3::new(5.0, 12.0, 5.0));
+    let actors = [near, far, outside];
+    let mut frame = CrowdFrame::new();
+    let settings = FrameSettings::default();
+    let lists = run(&mut frame, &actors, None, &shape, Some(&view), &settings);
+    assert_eq!(drawn(&lists), vec![0, 1], "both in view are drawn");
+    assert_eq!(frame.no_cast_count(), 1);
+    assert!(frame.splits_shadows(), "the view lists then cast nothing");
+    let shadows: Vec<u32> = lists.1.iter().flatten().copied().collect();
+    assert!(
+        shadows.contains(&0),
+        "the near one casts, from the shadow list: {lists:?}"
+    );
+    assert!(
+        !shadows.contains(&1),
+        "the far one casts no shadow: {lists:?}"
+    );
+    assert!(
+        shadows.contains(&2),
+        "the one outside still casts into the view: {lists:?}"
+    );
+    // A light travelling toward the camera carries the far one's shadow into reach.
+    view.shadow_sweeps = vec![Vec3::new(0.0, -10.0, 100.0)];
+    let lists = run(&mut frame, &actors, None, &shape, Some(&view), &settings);
+    assert_eq!(frame.no_cast_count(), 0);
+    assert!(
+        !frame.splits_shadows(),
+        "everyone casts: the view lists cast their own"
+    );
+    assert!(
+        lists.1.iter().flatten().all(|&a| a == 2),
+        "only the actor outside is in a shadow list: {lists:?}"
+    );
+    // No known reach, an omni light, no culling or no shadows at all: every actor casts.
+    view.shadow_sweeps = vec![Vec3::new(0.0, -100.0, 0.0)];
+    for (reach, spheres, culling, casts) in [
+        (vec![], vec![], true, true),
+        (
+            vec![35.0],
+            vec![(Vec3::new(0.0, 0.0, -8.0), 3.0)],
+            true,
+            true,
+        ),
+        (vec![35.0], vec![], false, true),
+        (vec![35.0], vec![], true, false),
+    ] {
+        view.shadow_reach = reach;
+        view.shadow_spheres = spheres;
+        let s = FrameSettings {
+            culling,
+            cast_shadows: casts,
+            ..settings
+        };
+        run(&mut frame, &actors, None, &shape, Some(&view), &s);
+        assert_eq!(frame.no_cast_count(), 0);
+        assert!(!frame.splits_shadows());
+    }
 }
 
 #[test]
@@ -653,6 +724,7 @@ fn camera_view(eye: Vec3, forward: Vec3, far: f32) -> View {
         },
         shadow_sweeps: Vec::new(),
         shadow_spheres: Vec::new(),
+        shadow_reach: Vec::new(),
     }
 }
 
@@ -671,7 +743,7 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
         },
     ];
     let shape = shape(&clips, &[3, 2]);
-    let mut compared = 0;
+    let (mut compared, mut no_cast) = (0, 0);
     for round in 0..12 {
         let eye = Vec3::new(
             rng.next() * 40.0 - 20.0,
@@ -683,6 +755,8 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
         let mut view = camera_view(eye, forward, 150.0 + rng.next() * 300.0);
         if round % 2 == 1 {
             view.shadow_sweeps = vec![Vec3::new(-20.0, -30.0, 5.0), Vec3::new(3.0, -8.0, -9.0)];
+            // Some actors in the view lie beyond both lights' reach.
+            view.shadow_reach = vec![60.0, 120.0];
         }
         if round % 3 == 1 {
             view.shadow_spheres = vec![(eye + forward * 30.0, 25.0), (eye - forward * 80.0, 10.0)];
@@ -722,6 +796,10 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
             ..FrameSettings::default()
         };
         let top = 2;
+        let reach = view
+            .reach_limits()
+            .filter(|_| settings.culling && settings.cast_shadows);
+        let radii: Vec<f32> = shape.clip_bounds.iter().map(bounds_radius).collect();
         let mut fast = FastFrame::default();
         assert!(fast.prepare(&view, &shape.clip_bounds, shape.lod, settings.lod_bias, top));
         let classify = Classifier {
@@ -732,18 +810,25 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
             top,
             fast: Some(&fast),
             spheres: &view.spheres_in_view(),
+            reach: reach.as_deref(),
+            radii: &radii,
         };
         for i in 0..states.len() {
-            let previous = [CULLED, 0, 1, 2, SHADOW_ONLY | 1][i % 5];
+            let previous = [CULLED, 0, 1, 2, SHADOW_ONLY | 1, NO_CAST | 2][i % 6];
             if let Some(got) = classify.classify_fast(i, previous) {
                 let want = classify.classify_exact(i, previous);
                 assert_eq!(got, want, "round {round}, actor {i}: {:?}", states[i]);
                 compared += 1;
+                no_cast += usize::from(want != CULLED && want & NO_CAST != 0);
             }
         }
     }
     assert!(
         compared > 30_000,
         "the fast path decided {compared} of 48000 actors"
+    );
+    assert!(
+        no_cast > 100,
+        "{no_cast} actors in view beyond the shadow reach"
     );
 }

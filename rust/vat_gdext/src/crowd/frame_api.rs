@@ -21,7 +21,10 @@ macro_rules! frame_api {
             }
 
             /// Instances of model `model` drawn in the view at level `lod` in the last frame
-            /// (`shadow`: those drawn for shadows only at that level).
+            /// (`shadow`: those drawn into the shadow maps only, from that level: actors outside
+            /// the view that cast into it, and every actor that casts while the view's
+            /// MultiMeshes cast none, with `shadow_lod` or when some actors in the view are
+            /// beyond every shadow's reach).
             #[func]
             fn get_lod_instance_count(
                 &self,

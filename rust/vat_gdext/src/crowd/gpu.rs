@@ -133,8 +133,10 @@ pub struct CrowdGpu {
     shape: CrowdShape,
     /// What the lists were last built from (view, settings without the time).
     last_run: Option<(Option<View>, FrameSettings)>,
-    /// Properties last applied to materials and shadow settings.
+    /// Properties last applied to materials.
     applied: Option<(FrameProps, ShadowCastingSetting)>,
+    /// The shadow casting last given to the view MultiMeshes.
+    view_cast: Option<ShadowCastingSetting>,
     time: f32,
     interpolate: bool,
 }
@@ -182,6 +184,7 @@ impl CrowdGpu {
             shape: crowd_shape(animations),
             last_run: None,
             applied: None,
+            view_cast: None,
             time: 0.0,
             interpolate: true,
         };
@@ -315,6 +318,19 @@ impl CrowdGpu {
             run();
         }
         self.last_run = Some(key);
+        // The view MultiMeshes cast their own shadows unless the shadow lists carry them all
+        // (shadow_lod, or actors in view beyond the shadows' reach).
+        let view_cast = if self.frame.splits_shadows() {
+            ShadowCastingSetting::OFF
+        } else {
+            request.cast
+        };
+        if self.view_cast != Some(view_cast) {
+            self.view_cast = Some(view_cast);
+            for slot in self.models.iter_mut().flat_map(|m| m.slots.iter_mut()) {
+                slot.set_cast_shadow(view_cast);
+            }
+        }
         for (m, model) in self.models.iter_mut().enumerate() {
             let levels = model.slots.len() / 2;
             let looks = model.looks.upload();
@@ -382,19 +398,13 @@ impl CrowdGpu {
         })
     }
 
-    /// Applies properties that live in materials and shadow settings, when they changed.
+    /// Applies properties that live in materials, when they changed.
     fn apply(&mut self, props: &FrameProps, cast: ShadowCastingSetting) {
         if self.applied == Some((*props, cast)) {
             return;
         }
         self.applied = Some((*props, cast));
-        let view_cast = if props.shadow_lod >= 0 {
-            ShadowCastingSetting::OFF
-        } else {
-            cast
-        };
         for slot in self.models.iter_mut().flat_map(|m| m.slots.iter_mut()) {
-            slot.set_cast_shadow(view_cast);
             let tint = if props.debug_colors {
                 LOD_COLORS[usize::from(slot.level) % LOD_COLORS.len()]
             } else {

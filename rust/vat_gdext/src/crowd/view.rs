@@ -123,7 +123,24 @@ pub fn view_of(node: &Gd<Node3D>, camera: &Gd<Camera3D>, shadows: bool) -> View 
             screen_constant: screen_constant(2.0 * half.atan()),
         }
     };
+    // How far from the camera the farthest point of the view within depth `max_distance` lies
+    // (a directional light's shadow maps cover the view up to that depth).
+    let reach_of = |max_distance: f32| -> f32 {
+        if camera.get_projection() == ProjectionType::ORTHOGONAL {
+            let half_h = 0.5 * camera.get_size() * if keep_width { aspect } else { 1.0 };
+            let half_w = half_h / aspect;
+            (max_distance * max_distance + half_h * half_h + half_w * half_w).sqrt()
+        } else {
+            let mut tan_v = (camera.get_fov().to_radians() * 0.5).tan();
+            if keep_width {
+                tan_v *= aspect;
+            }
+            let tan_h = tan_v / aspect;
+            max_distance * (1.0 + tan_v * tan_v + tan_h * tan_h).sqrt()
+        }
+    };
     let mut shadow_sweeps = Vec::new();
+    let mut shadow_reach = Vec::new();
     let mut shadow_spheres = Vec::new();
     if shadows {
         if let Some(viewport) = node.get_viewport() {
@@ -135,7 +152,10 @@ pub fn view_of(node: &Gd<Node3D>, camera: &Gd<Camera3D>, shadows: bool) -> View 
                     Ok(sun) => {
                         let travel = -convert::vec3(sun.get_global_basis().col_c());
                         let distance = sun.get_param(Param::SHADOW_MAX_DISTANCE);
-                        shadow_sweeps.push(linear * travel.normalize_or_zero() * distance);
+                        let sweep = linear * travel.normalize_or_zero();
+                        shadow_sweeps.push(sweep * distance);
+                        // In the node's space, as the sweep.
+                        shadow_reach.push(reach_of(distance) * sweep.length());
                     }
                     // Omni and spot lights: the sphere of their range (a spot light's cone lies
                     // inside it), in the node's space.
@@ -154,6 +174,7 @@ pub fn view_of(node: &Gd<Node3D>, camera: &Gd<Camera3D>, shadows: bool) -> View 
         projection,
         shadow_sweeps,
         shadow_spheres,
+        shadow_reach,
     }
 }
 
