@@ -4,7 +4,8 @@
 ## A benchmark, never a timed test.
 ##
 ## Run under the real renderer at one resolution throughout (cargo xtask bench frame passes --resolution):
-##   godot --path godot_project --resolution 640x360 -s res://bench/bench_frame.gd -- [--quick] [--full] --out /abs/frame.json
+##   godot --path godot_project --resolution 640x360 -s res://bench/bench_frame.gd -- [--quick] [--full]
+##       [--actors 30000,100000] [--views wide] --out /abs/frame.json
 ##
 ## Per configuration: WARMUP_FRAMES unrecorded frames, then 3 frames (median; 2 with --quick, 1 from 30,000 soldiers
 ## on, where lavapipe takes minutes per frame). The report is rewritten after every configuration, so a run stopped
@@ -73,6 +74,8 @@ func _run() -> void:
 	var counts: Array = [3000] if opts.quick else [3000, 30000]
 	if opts.full:
 		counts.append(100000)
+	if not opts.actors.is_empty():
+		counts = opts.actors
 	for n in counts:
 		await _measure_battle(n)
 	_print_table()
@@ -93,7 +96,9 @@ func _write_report() -> Error:
 		"notes": _notes + [
 			"frame_ms: median wall time from one frame_post_draw to the next (battle step, submits, rendering).",
 			"vertices: per frame in the camera pass, from get_lod_counts() and each level's mesh where the nodes"
-			+ " have it, else every actor's models at full detail; shadow passes draw more.",
+			+ " have it, else every actor's models at full detail.",
+			"shadow_vertices: what each shadow split draws at most (get_drawn_shadow_vertex_count where the nodes"
+			+ " have it, else the camera pass's vertices).",
 		],
 	})
 
@@ -127,6 +132,8 @@ func _measure_battle(n: int) -> void:
 		_notes.append("%d soldiers: the crowd nodes have no culling or LOD properties; lod 'on' not measured" % n)
 	var view: Dictionary = battle.get_overview()
 	for view_name in ["wide", "zoom"]:
+		if not _opts.views.is_empty() and not _opts.views.has(view_name):
+			continue
 		if view_name == "wide":
 			_camera.look_at_point(view.center, PI + 0.6, deg_to_rad(-32.0), view.width * 0.75)
 		else:
@@ -143,6 +150,7 @@ func _measure_battle(n: int) -> void:
 					node.set("force_lod", -1 if on else 0)
 			var times: Array = []
 			var vertices := 0
+			var shadow_vertices := 0
 			var last := Time.get_ticks_usec()
 			var frames := _frames if n < 30000 else 1
 			for f in WARMUP_FRAMES + frames:
@@ -153,11 +161,13 @@ func _measure_battle(n: int) -> void:
 					times.append((now - last) / 1000.0)
 				last = now
 				vertices = _vertices(nodes)
-			var entry := {"actors": n, "view": view_name, "lod": lod, "frame_ms": _median(times), "vertices": vertices}
+				shadow_vertices = _shadow_vertices(nodes, vertices)
+			var entry := {"actors": n, "view": view_name, "lod": lod, "frame_ms": _median(times), "vertices": vertices,
+				"shadow_vertices": shadow_vertices}
 			_results.append(entry)
 			_write_report()
-			print("  %6d soldiers, %-4s view, culling+LOD %-3s: frame %9.1f ms, %d vertices (%d frames)" % [
-				n, view_name, lod, entry.frame_ms, vertices, times.size()])
+			print("  %6d soldiers, %-4s view, culling+LOD %-3s: frame %9.1f ms, %d vertices, %d per shadow split (%d frames)" % [
+				n, view_name, lod, entry.frame_ms, vertices, shadow_vertices, times.size()])
 	battle.queue_free()
 	await process_frame
 
@@ -174,6 +184,17 @@ func _vertices(nodes: Array[Node]) -> int:
 		else:
 			for m in _level_vertices.size():
 				total += node.get_model_instance_count(m) * int(_level_vertices[m][0])
+	return total
+
+
+## Vertices each shadow split draws at most this frame, summed over the crowd nodes (where they
+## report it; else every drawn vertex casts).
+func _shadow_vertices(nodes: Array[Node], drawn: int) -> int:
+	if nodes.is_empty() or not nodes[0].has_method("get_drawn_shadow_vertex_count"):
+		return drawn
+	var total := 0
+	for node in nodes:
+		total += node.call("get_drawn_shadow_vertex_count")
 	return total
 
 
@@ -201,7 +222,7 @@ func _find(n: int, view_name: String, lod: String) -> Dictionary:
 # --- the few helpers of tests/bench/bench_util.gd this project needs (a separate Godot project) -----------------
 
 func _parse_args() -> Dictionary:
-	var result := {"quick": false, "full": false, "out": ""}
+	var result := {"quick": false, "full": false, "out": "", "actors": [], "views": []}
 	var args := OS.get_cmdline_user_args()
 	var i := 0
 	while i < args.size():
@@ -213,6 +234,13 @@ func _parse_args() -> Dictionary:
 			"--out":
 				i += 1
 				result.out = args[i] if i < args.size() else ""
+			"--actors":
+				i += 1
+				for a in (args[i] if i < args.size() else "").split(",", false):
+					result.actors.append(int(a))
+			"--views":
+				i += 1
+				result.views = Array((args[i] if i < args.size() else "").split(",", false))
 			_:
 				push_warning("bench_frame: unknown argument '%s' ignored" % args[i])
 		i += 1

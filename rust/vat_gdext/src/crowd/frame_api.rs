@@ -48,6 +48,15 @@ macro_rules! frame_api {
                 main_thread_only!($name, "get_drawn_vertex_count");
                 self.gpu.as_ref().map_or(0, |g| g.drawn_vertices())
             }
+
+            /// Vertices the last frame gives each shadow split at most: the instances of every
+            /// MultiMesh that casts (the view's, unless the shadow-only ones carry every shadow)
+            /// times the vertices of their level's mesh. 0 when nothing casts.
+            #[func]
+            fn get_drawn_shadow_vertex_count(&self) -> i64 {
+                main_thread_only!($name, "get_drawn_shadow_vertex_count");
+                self.gpu.as_ref().map_or(0, |g| g.shadow_vertices())
+            }
         }
 
         impl $class {

@@ -388,6 +388,20 @@ impl CrowdGpu {
             .sum()
     }
 
+    /// Vertices each shadow split draws at most (the instances of every MultiMesh that casts
+    /// times its mesh's vertices; a split whose volume misses a MultiMesh's box skips it).
+    pub fn shadow_vertices(&self) -> i64 {
+        let views_cast = self
+            .view_cast
+            .is_some_and(|c| c != ShadowCastingSetting::OFF);
+        self.models
+            .iter()
+            .flat_map(|m| m.slots.iter())
+            .filter(|s| s.shadow || views_cast)
+            .map(|s| s.count as i64 * s.vertices)
+            .sum()
+    }
+
     /// Instances of model `model` drawn in the view at `level`, or for shadows only.
     pub fn slot_count(&self, model: usize, level: usize, shadow: bool) -> usize {
         self.models.get(model).map_or(0, |m| {
