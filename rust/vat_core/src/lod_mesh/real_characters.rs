@@ -159,9 +159,10 @@ fn lod2_candidates(
     let b = crate::bounds::Bounds::from_points(&source.positions);
     let extent = (b.max - b.min).max_element();
     for (cells, voxel) in [(40, 0.0), (64, extent / 64.0)] {
-        for (kind, by_part) in [("whole", &[][..]), ("parts", poses)] {
+        for (kind, by_part) in [("whole", false), ("parts", true)] {
             let start = Instant::now();
-            let built = super::lod2::build_lod2(source, settings.lod2_triangles, voxel, by_part);
+            let target = settings.lod2_triangles;
+            let built = super::lod2::build_lod2_with(source, target, voxel, poses, by_part);
             let elapsed = start.elapsed().as_secs_f64() * 1e3;
             let (level, columns) = match built {
                 Ok(b) => b,
