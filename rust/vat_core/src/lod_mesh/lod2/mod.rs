@@ -12,10 +12,11 @@
 //!    triangles), it goes only part of the way and manifold-safe edge collapses finish
 //!    (`collapse.rs`).
 //! 4. Shrink-wrap and bind: every vertex moves to the nearest point of the source surface (the
-//!    reference pose) that faces its way, and is bound to that triangle by barycentric weights
-//!    (`bind.rs`). Its VAT column is the weighted sum of the triangle's three columns, so it
-//!    follows the animation with no bones and the shader needs nothing special. Triangles wind
-//!    like the source's (clockwise fronts for Godot).
+//!    reference pose) that faces its way, or to a corner of that triangle that lies farther out
+//!    nearby, and is bound to that triangle by barycentric weights (`bind.rs`). Its VAT column
+//!    is the weighted sum of the triangle's three columns, so it follows the animation with no
+//!    bones and the shader needs nothing special. Triangles wind like the source's (clockwise
+//!    fronts for Godot).
 //!
 //! With poses (source-vertex positions per baked pose), the grid is split into pieces by rigid
 //! part (`parts.rs`): bones whose points keep their distances over the poses form a part; each
@@ -66,6 +67,9 @@ const SMOOTH_ITERATIONS: usize = 6;
 /// How much farther (in voxels) than the nearest source point a vertex may bind to reach a
 /// source point facing its way (see `bind::bind`).
 const BIND_SLACK_VOXELS: f32 = 2.0;
+/// How far (in voxels) a bound vertex may move to a corner of its source triangle that lies
+/// farther out (see `bind::bind`): the rim a coarse source's facets leave is within reach.
+const SNAP_VOXELS: f32 = 2.0;
 /// Weight of the squared distance between bone centres against the quadric error in the
 /// manifold-safe collapses (both in squared lengths).
 const COLLAPSE_BONE_WEIGHT: f32 = 1.0;
@@ -242,6 +246,7 @@ pub fn build_lod2_with(
         &tris,
         &source.positions,
         BIND_SLACK_VOXELS * voxel,
+        SNAP_VOXELS * voxel,
         |v, t| parts.count == 1 || parts.of_triangle[t as usize] == piece_of[v],
         |anchor, t| rigid.accepts(rigid.of_triangle[anchor as usize], t),
     );
