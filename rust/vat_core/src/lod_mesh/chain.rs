@@ -99,8 +99,9 @@ fn best_lod2(
     let mut best: Option<(SilhouetteReport, super::LodLevel, Vec<super::ColumnSource>)> = None;
     let mut first_error = None;
     for voxel in voxels {
-        for by_part in [&[][..], poses] {
-            let (level, columns) = match super::lod2::build_lod2(source, target, voxel, by_part) {
+        for by_part in [false, true] {
+            let built = super::lod2::build_lod2_with(source, target, voxel, poses, by_part);
+            let (level, columns) = match built {
                 Ok(built) => built,
                 Err(e) => {
                     first_error.get_or_insert(e);

@@ -3,7 +3,9 @@
 //! of the repository. Run with
 //! `VAT_LOD_SOURCES=DIR cargo test -p vat_core --release real_characters -- --ignored --nocapture`
 //! (`VAT_LOD_ONLY=NAME` keeps the characters whose names contain NAME; `VAT_LOD2_TRIANGLES=N`
-//! sets the LOD2 target, 300 by default).
+//! sets the LOD2 target, 300 by default; `VAT_LOD_PICTURES=DIR` writes each level's worst view
+//! as a PPM; `VAT_LOD2_CANDIDATES=1` also builds, checks and pictures every LOD2 candidate the
+//! chain chooses from).
 
 use std::time::Instant;
 
@@ -117,6 +119,9 @@ fn real_characters() {
             chain.columns.len() * bpv,
             chain.columns.len()
         );
+        if std::env::var("VAT_LOD2_CANDIDATES").is_ok() {
+            lod2_candidates(&name, &source, &settings, &poses, picture_dir.as_deref());
+        }
         for (l, level) in chain.levels.iter().enumerate() {
             let start = Instant::now();
             let r = check_silhouettes(&source, &chain, l, &poses);
@@ -142,15 +147,72 @@ fn real_characters() {
     }
 }
 
-/// The two masks as one picture: grey where both cover, red where only the source does (holes),
-/// blue where only the level does (loss).
+/// Every LOD2 candidate `best_lod2` may try (whole and per part, at the automatic voxel size
+/// and 64 cells), each with its report and, with `picture_dir`, its worst view.
+fn lod2_candidates(
+    name: &str,
+    source: &LodSource,
+    settings: &LodSettings,
+    poses: &[Vec<Vec3>],
+    picture_dir: Option<&str>,
+) {
+    let b = crate::bounds::Bounds::from_points(&source.positions);
+    let extent = (b.max - b.min).max_element();
+    for (cells, voxel) in [(40, 0.0), (64, extent / 64.0)] {
+        for (kind, by_part) in [("whole", false), ("parts", true)] {
+            let start = Instant::now();
+            let target = settings.lod2_triangles;
+            let built = super::lod2::build_lod2_with(source, target, voxel, poses, by_part);
+            let elapsed = start.elapsed().as_secs_f64() * 1e3;
+            let (level, columns) = match built {
+                Ok(b) => b,
+                Err(e) => {
+                    println!("   candidate {kind} {cells} cells: {e}");
+                    continue;
+                }
+            };
+            let chain = super::LodChain {
+                levels: vec![level],
+                columns,
+            };
+            let r = check_silhouettes(source, &chain, 0, poses);
+            println!(
+                "   candidate {kind} {cells} cells: {} triangles, holes {:.2}%, loss {:.2}% \
+                 (worst view {} pose {}; built in {elapsed:.0} ms)",
+                chain.levels[0].triangle_count(),
+                r.holes_pct,
+                r.loss_pct,
+                r.worst_view,
+                r.worst_pose
+            );
+            if let Some(dir) = picture_dir {
+                let pose = poses
+                    .get(r.worst_pose as usize)
+                    .unwrap_or(&source.positions);
+                let image = silhouette_image(source, &chain, 0, pose, r.worst_view);
+                write_ppm(&format!("{dir}/{name}_{kind}{cells}.ppm"), &image);
+            }
+        }
+    }
+}
+
+/// The two masks as one picture: grey where both cover; red where only the source does and it
+/// counts as a hole, pink where it is only the rim a coarser outline leaves; blue where only the
+/// level covers and it counts as loss, light blue where it is within the loss distance.
 fn write_ppm(path: &str, image: &super::SilhouetteImage) {
+    use super::silhouette::{dilated, filled, LOSS_DISTANCE_PX};
+    let size = image.size as usize;
+    let inside = filled(&image.candidate, size);
+    let near = dilated(&image.original, size, LOSS_DISTANCE_PX);
+    let covered = dilated(&image.candidate, size, LOSS_DISTANCE_PX);
     let mut out = format!("P6 {} {} 255\n", image.size, image.size).into_bytes();
-    for (&o, &c) in image.original.iter().zip(&image.candidate) {
+    for (i, (&o, &c)) in image.original.iter().zip(&image.candidate).enumerate() {
         out.extend_from_slice(match (o != 0, c != 0) {
             (true, true) => &[160, 160, 160],
-            (true, false) => &[255, 0, 0],
-            (false, true) => &[0, 0, 255],
+            (true, false) if inside[i] || !covered[i] => &[255, 0, 0],
+            (true, false) => &[255, 190, 190],
+            (false, true) if !near[i] => &[0, 0, 255],
+            (false, true) => &[170, 170, 255],
             (false, false) => &[255, 255, 255],
         });
     }

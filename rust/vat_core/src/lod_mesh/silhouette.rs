@@ -147,7 +147,7 @@ pub(crate) fn compare(image: &SilhouetteImage) -> (f32, f32) {
 }
 
 /// `mask` with every empty region that does not reach the border filled (4-connected).
-fn filled(mask: &[u8], size: usize) -> Vec<bool> {
+pub(crate) fn filled(mask: &[u8], size: usize) -> Vec<bool> {
     let mut outside = vec![false; size * size];
     let mut stack: Vec<usize> = Vec::new();
     for k in 0..size {
@@ -183,7 +183,7 @@ fn filled(mask: &[u8], size: usize) -> Vec<bool> {
 }
 
 /// Pixels within `radius` (Euclidean) of a covered pixel of `mask`.
-fn dilated(mask: &[u8], size: usize, radius: i32) -> Vec<bool> {
+pub(crate) fn dilated(mask: &[u8], size: usize, radius: i32) -> Vec<bool> {
     let mut out = vec![false; size * size];
     let offsets: Vec<(i32, i32)> = (-radius..=radius)
         .flat_map(|dy| (-radius..=radius).map(move |dx| (dx, dy)))

@@ -3,7 +3,7 @@
 
 use glam::Vec3;
 
-use super::nearest::TriangleBvh;
+use super::nearest::{Hit, TriangleBvh};
 use super::surface::Mesh;
 use crate::error::{Result, VatError};
 use crate::lod_mesh::{ColumnSource, LodLevel, LodSource, LodSurface, LodVertex};
@@ -102,6 +102,12 @@ pub(crate) fn min_area(positions: &[Vec3]) -> f32 {
 /// of any facing: so the outside of a thin part or of a crease does not wrap onto the inside and
 /// flip, while a side with no source facing it (a one-sided plane's back) still wraps.
 ///
+/// Then a vertex moves to a corner of its triangle within `snap` of its point that lies farther
+/// out along the vertex normal (the farthest out of those): a point inside a source facet lies
+/// inside the facet's corners by the facet's own sag, and on a coarse source (a low-poly
+/// character) those corners are what makes its silhouette; LOD2's flat triangles between
+/// points sunk into facets would leave that rim uncovered.
+///
 /// A vertex considers only the source triangles `t` for which `same_part(anchor, t)` holds,
 /// where `anchor` is the source triangle nearest to it among those `piece(vertex, t)` takes (the
 /// triangles of the parts its piece was remeshed from): so a vertex of one rigid part never
@@ -113,6 +119,7 @@ pub(crate) fn bind(
     source: &SourceTriangles,
     source_positions: &[Vec3],
     slack: f32,
+    snap: f32,
     piece: impl Fn(usize, u32) -> bool + Sync,
     same_part: impl Fn(u32, u32) -> bool + Sync,
 ) -> (LodLevel, Vec<ColumnSource>) {
@@ -147,10 +154,17 @@ pub(crate) fn bind(
             let facing = source
                 .bvh
                 .nearest_where(p, |t| accept(t) && source_normals[t as usize].dot(n) > 0.0);
-            match facing {
+            let hit = match facing {
                 Some(f) if f.distance <= any.distance + slack => f,
                 _ => any,
-            }
+            };
+            snap_outwards(
+                hit,
+                n,
+                source.triangles[hit.triangle as usize],
+                source_positions,
+                snap,
+            )
         })
         .collect();
     let vertices: Vec<LodVertex> = hits
@@ -203,6 +217,27 @@ pub(crate) fn bind(
             .collect(),
     };
     (level, columns)
+}
+
+/// `hit` moved to the corner of its triangle (`corners`, indices into `positions`) within
+/// `snap` of its point that lies farthest along `normal` beyond it, if any.
+fn snap_outwards(
+    mut hit: Hit,
+    normal: Vec3,
+    corners: [u32; 3],
+    positions: &[Vec3],
+    snap: f32,
+) -> Hit {
+    let out = |k: usize| normal.dot(positions[corners[k] as usize] - hit.point);
+    let best = (0..3)
+        .filter(|&k| positions[corners[k] as usize].distance(hit.point) <= snap && out(k) > 0.0)
+        .max_by(|&a, &b| out(a).total_cmp(&out(b)));
+    if let Some(k) = best {
+        hit.weights = [0.0; 3];
+        hit.weights[k] = 1.0;
+        hit.point = positions[corners[k] as usize];
+    }
+    hit
 }
 
 #[cfg(test)]
@@ -263,6 +298,7 @@ mod tests {
             &tris,
             &source.positions,
             1.0,
+            0.0,
             |_, _| true,
             |_, _| true,
         );
@@ -288,10 +324,33 @@ mod tests {
             &tris,
             &source.positions,
             0.1,
+            0.0,
             |_, _| true,
             |_, _| true,
         );
         assert!(level.vertices.iter().all(|v| v.sources == [3, 4, 5]));
         assert_eq!(level.surfaces[0].source_surface, 1);
+    }
+
+    #[test]
+    fn a_vertex_snaps_to_a_corner_farther_out_within_reach() {
+        let positions = [Vec3::ZERO, Vec3::X, Vec3::Y];
+        let hit = Hit {
+            triangle: 0,
+            point: Vec3::new(0.9, 0.05, 0.0),
+            weights: [0.05, 0.9, 0.05],
+            distance: 0.0,
+        };
+        let snapped =
+            |normal: Vec3, snap: f32| snap_outwards(hit, normal, [0, 1, 2], &positions, snap);
+        // Facing +x: corner 1 lies farther out and within reach.
+        let s = snapped(Vec3::X, 0.2);
+        assert_eq!((s.weights, s.point), ([0.0, 1.0, 0.0], Vec3::X));
+        // Out of reach, or no corner farther out within reach: the point stays.
+        assert_eq!(snapped(Vec3::X, 0.05), hit);
+        assert_eq!(snapped(Vec3::NEG_X, 0.2), hit);
+        // Facing +y: corner 2 is farther out but 1.3 away; with the reach for it, it wins.
+        assert_eq!(snapped(Vec3::Y, 0.2), hit);
+        assert_eq!(snapped(Vec3::Y, 2.0).weights, [0.0, 0.0, 1.0]);
     }
 }

@@ -4,7 +4,8 @@
 //! Cheapest collapse first, by quadric error (squared distances to the planes of the triangles
 //! merged into each vertex) plus, weighed, the squared distance between the two ends' bone
 //! centres and the squared travel of an end that borders another bone's region (so joints keep
-//! their rings in place). A collapse of `u` into `v` is allowed only when
+//! their rings in place), plus the same quadric error in each pose given: the mesh must keep its
+//! shape where the animation bends it, not only in the reference pose. A collapse of `u` into `v` is allowed only when
 //! * the link condition holds: `u` and `v` share exactly the two neighbours opposite their edge
 //!   (otherwise the collapse would glue two sheets along an edge or a vertex);
 //! * `v` keeps at least three neighbours (a tetrahedron is not flattened into two triangles);
@@ -54,6 +55,25 @@ fn quadric_error(q: &Quadric, p: Vec3) -> f64 {
         + q[9]
 }
 
+/// Where a collapse of edge (a, b) puts the vertex it keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    A,
+    B,
+    Middle,
+}
+
+impl Keep {
+    /// The kept vertex's position given the ends' positions (in any pose).
+    fn pick(self, a: Vec3, b: Vec3) -> Vec3 {
+        match self {
+            Keep::A => a,
+            Keep::B => b,
+            Keep::Middle => (a + b) * 0.5,
+        }
+    }
+}
+
 /// One candidate collapse in the queue (smallest cost first).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Candidate {
@@ -88,14 +108,25 @@ struct State {
     around: Vec<Vec<u32>>,
     stamps: Vec<u32>,
     weight: f32,
+    /// Per pose, each vertex's position in that pose.
+    poses: Vec<Vec<Vec3>>,
+    /// Per pose, each vertex's quadric of its triangles' planes in that pose.
+    pose_quadrics: Vec<Vec<Quadric>>,
 }
 
 /// Collapses edges of the closed, manifold `mesh` until it has at most `target` triangles or no
 /// allowed collapse is left. `centres` holds each vertex's bone centre, weighed by `weight`
-/// against the quadric error.
+/// against the quadric error; `poses` holds, per pose, a position for every vertex of `mesh`,
+/// and each pose's quadric error counts as much as the reference pose's.
 #[cfg(test)]
-pub(crate) fn collapse_to(mesh: &Mesh, centres: &[Vec3], weight: f32, target: usize) -> Mesh {
-    collapse_to_mapped(mesh, centres, weight, target).0
+pub(crate) fn collapse_to(
+    mesh: &Mesh,
+    centres: &[Vec3],
+    weight: f32,
+    poses: &[Vec<Vec3>],
+    target: usize,
+) -> Mesh {
+    collapse_to_mapped(mesh, centres, weight, poses, target).0
 }
 
 /// [`collapse_to`], also giving each kept vertex's index in `mesh`.
@@ -103,30 +134,29 @@ pub(crate) fn collapse_to_mapped(
     mesh: &Mesh,
     centres: &[Vec3],
     weight: f32,
+    poses: &[Vec<Vec3>],
     target: usize,
 ) -> (Mesh, Vec<u32>) {
     let n = mesh.positions.len();
+    let triangles: Vec<[u32; 3]> = mesh
+        .indices
+        .chunks_exact(3)
+        .map(|t| [t[0], t[1], t[2]])
+        .collect();
     let mut s = State {
         positions: mesh.positions.clone(),
         centres: centres.to_vec(),
-        quadrics: vec![[0.0; 10]; n],
-        triangles: mesh
-            .indices
-            .chunks_exact(3)
-            .map(|t| [t[0], t[1], t[2]])
-            .collect(),
+        quadrics: quadrics(&triangles, &mesh.positions),
+        triangles: triangles.clone(),
         alive: vec![true; mesh.indices.len() / 3],
         around: vec![Vec::new(); n],
         stamps: vec![0; n],
         weight,
+        pose_quadrics: poses.iter().map(|p| quadrics(&triangles, p)).collect(),
+        poses: poses.to_vec(),
     };
     for (i, t) in s.triangles.iter().enumerate() {
-        let [a, b, c] = t.map(|v| s.positions[v as usize].as_dvec3());
-        let normal = (b - a).cross(c - a).normalize_or_zero();
-        let q = plane_quadric(normal, -normal.dot(a));
         for &v in t {
-            let acc = &mut s.quadrics[v as usize];
-            acc.iter_mut().zip(q).for_each(|(x, y)| *x += y);
             s.around[v as usize].push(i as u32);
         }
     }
@@ -163,6 +193,20 @@ pub(crate) fn collapse_to_mapped(
     compact_mapped(&s.positions, &indices)
 }
 
+/// Per vertex, the sum of the plane quadrics of the triangles around it at `positions`.
+fn quadrics(triangles: &[[u32; 3]], positions: &[Vec3]) -> Vec<Quadric> {
+    let mut out = vec![[0.0; 10]; positions.len()];
+    for t in triangles {
+        let [a, b, c] = t.map(|v| positions[v as usize].as_dvec3());
+        let normal = (b - a).cross(c - a).normalize_or_zero();
+        let q = plane_quadric(normal, -normal.dot(a));
+        for &v in t {
+            out[v as usize].iter_mut().zip(q).for_each(|(x, y)| *x += y);
+        }
+    }
+    out
+}
+
 impl State {
     /// The cheapest way to collapse edge (a, b): into a, into b, or both to the midpoint.
     fn candidate(&self, a: u32, b: u32) -> Candidate {
@@ -187,13 +231,30 @@ impl State {
                 + jb * f64::from((p - pb).length_squared());
             quadric_error(&q, p).max(0.0) + w * (f64::from((ca - cb).length_squared()) + travel)
         };
-        let options = [(b, a, pa), (a, b, pb), (a, b, (pa + pb) * 0.5)];
-        let (from, to, position) = options
+        // The same error in every pose, where each option puts the kept vertex at a's or b's
+        // position in that pose or halfway between them.
+        let posed = |keep: Keep| -> f64 {
+            self.poses
+                .iter()
+                .zip(&self.pose_quadrics)
+                .map(|(pose, quadrics)| {
+                    let mut q = quadrics[a as usize];
+                    q.iter_mut()
+                        .zip(quadrics[b as usize])
+                        .for_each(|(x, y)| *x += y);
+                    quadric_error(&q, keep.pick(pose[a as usize], pose[b as usize])).max(0.0)
+                })
+                .sum()
+        };
+        let total = |keep: Keep| cost(keep.pick(pa, pb)) + posed(keep);
+        let keep = [Keep::A, Keep::B, Keep::Middle]
             .into_iter()
-            .min_by(|x, y| cost(x.2).total_cmp(&cost(y.2)))
+            .min_by(|&x, &y| total(x).total_cmp(&total(y)))
             .expect("three options");
+        let (from, to) = if keep == Keep::A { (b, a) } else { (a, b) };
+        let position = keep.pick(pa, pb);
         Candidate {
-            cost: cost(position),
+            cost: total(keep),
             from,
             to,
             position,
@@ -293,8 +354,24 @@ impl State {
             .iter_mut()
             .zip(q)
             .for_each(|(x, y)| *x += y);
-        if position == self.positions[from as usize] {
+        let (pf, pt) = (self.positions[from as usize], self.positions[to as usize]);
+        if position == pf {
             self.centres[to as usize] = self.centres[from as usize];
+        }
+        for (pose, quadrics) in self.poses.iter_mut().zip(&mut self.pose_quadrics) {
+            let q = quadrics[from as usize];
+            quadrics[to as usize]
+                .iter_mut()
+                .zip(q)
+                .for_each(|(x, y)| *x += y);
+            let (f, t) = (pose[from as usize], pose[to as usize]);
+            pose[to as usize] = if position == pf {
+                f
+            } else if position == pt {
+                t
+            } else {
+                (f + t) * 0.5
+            };
         }
         self.positions[to as usize] = position;
         self.around[from as usize].clear();
@@ -305,84 +382,5 @@ impl State {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::lod_mesh::lod2::manifold::indices_closed_manifold;
-
-    /// An open-ended tube closed by two fan caps: `rings` rings of `sides` vertices.
-    fn tube(sides: u32, rings: u32, radius: f32) -> Mesh {
-        let mut positions = Vec::new();
-        for r in 0..rings {
-            for s in 0..sides {
-                let a = std::f32::consts::TAU * s as f32 / sides as f32;
-                positions.push(Vec3::new(radius * a.cos(), r as f32, radius * a.sin()));
-            }
-        }
-        let (bottom, top) = (positions.len() as u32, positions.len() as u32 + 1);
-        positions.push(Vec3::new(0.0, -0.5, 0.0));
-        positions.push(Vec3::new(0.0, rings as f32 - 0.5, 0.0));
-        let id = |r: u32, s: u32| r * sides + s % sides;
-        let mut indices = Vec::new();
-        for s in 0..sides {
-            for r in 0..rings - 1 {
-                indices.extend([id(r, s), id(r + 1, s), id(r + 1, s + 1)]);
-                indices.extend([id(r, s), id(r + 1, s + 1), id(r, s + 1)]);
-            }
-            indices.extend([bottom, id(0, s), id(0, s + 1)]);
-            indices.extend([top, id(rings - 1, s + 1), id(rings - 1, s)]);
-        }
-        Mesh { positions, indices }
-    }
-
-    #[test]
-    fn a_thin_tube_shrinks_to_the_target_and_stays_manifold() {
-        let mesh = tube(4, 30, 0.05);
-        assert!(indices_closed_manifold(&mesh.indices, mesh.positions.len()));
-        let centres = vec![Vec3::ZERO; mesh.positions.len()];
-        for target in [200, 60, 20, 8] {
-            let out = collapse_to(&mesh, &centres, 0.0, target);
-            assert!(
-                indices_closed_manifold(&out.indices, out.positions.len()),
-                "{target}"
-            );
-            assert!(
-                out.indices.len() / 3 <= target,
-                "{} > {target}",
-                out.indices.len() / 3
-            );
-        }
-        // A tetrahedron (4 triangles) is as far as a closed mesh goes.
-        let out = collapse_to(&mesh, &centres, 0.0, 1);
-        assert_eq!(out.indices.len() / 3, 4);
-        assert!(indices_closed_manifold(&out.indices, out.positions.len()));
-    }
-
-    #[test]
-    fn bone_centres_keep_a_ring_at_the_joint() {
-        let mesh = tube(8, 21, 0.5);
-        // Lower half on one bone, upper half on another, far apart.
-        let centres: Vec<Vec3> = mesh
-            .positions
-            .iter()
-            .map(|p| Vec3::new(0.0, if p.y < 10.0 { 0.0 } else { 100.0 }, 0.0))
-            .collect();
-        // The tallest triangle across the joint (between y = 9 and y = 10).
-        let spread = |out: &Mesh| {
-            out.indices
-                .chunks_exact(3)
-                .map(|t| [t[0], t[1], t[2]].map(|v| out.positions[v as usize].y))
-                .filter(|y| y.iter().any(|&y| y < 9.5) && y.iter().any(|&y| y > 9.5))
-                .map(|y| {
-                    y.iter().copied().fold(f32::MIN, f32::max)
-                        - y.iter().copied().fold(f32::MAX, f32::min)
-                })
-                .fold(0.0, f32::max)
-        };
-        let out = collapse_to(&mesh, &centres, 1.0, 64);
-        assert!(indices_closed_manifold(&out.indices, out.positions.len()));
-        assert!(spread(&out) < 4.0, "{}", spread(&out));
-        // Without the bone term the same budget stretches triangles far across the joint.
-        let plain = collapse_to(&mesh, &centres, 0.0, 64);
-        assert!(spread(&plain) > 8.0, "{}", spread(&plain));
-    }
-}
+#[path = "collapse_tests.rs"]
+mod tests;

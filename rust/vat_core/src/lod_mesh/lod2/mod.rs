@@ -12,10 +12,11 @@
 //!    triangles), it goes only part of the way and manifold-safe edge collapses finish
 //!    (`collapse.rs`).
 //! 4. Shrink-wrap and bind: every vertex moves to the nearest point of the source surface (the
-//!    reference pose) that faces its way, and is bound to that triangle by barycentric weights
-//!    (`bind.rs`). Its VAT column is the weighted sum of the triangle's three columns, so it
-//!    follows the animation with no bones and the shader needs nothing special. Triangles wind
-//!    like the source's (clockwise fronts for Godot).
+//!    reference pose) that faces its way, or to a corner of that triangle that lies farther out
+//!    nearby, and is bound to that triangle by barycentric weights (`bind.rs`). Its VAT column
+//!    is the weighted sum of the triangle's three columns, so it follows the animation with no
+//!    bones and the shader needs nothing special. Triangles wind like the source's (clockwise
+//!    fronts for Godot).
 //!
 //! With poses (source-vertex positions per baked pose), the grid is split into pieces by rigid
 //! part (`parts.rs`): bones whose points keep their distances over the poses form a part; each
@@ -27,6 +28,11 @@
 //! is), and each vertex binds within the part its piece came from (plus that part's joints).
 //! Without poses the whole character is one piece. `build_chain` tries both and keeps the one
 //! whose silhouettes check best.
+//!
+//! Either way, poses also shape the simplification: the manifold-safe collapses weigh their
+//! error in up to [`SHAPE_POSES`] of them, chosen far apart (each surface vertex follows its
+//! nearest source triangle there), so triangles that would cut into a bent knee or a raised arm
+//! cost what they cost in that pose, not what they cost in the reference pose.
 //!
 //! Texture: a LOD2 vertex interpolates the bound triangle's UVs, so a LOD2 triangle whose
 //! vertices bind into different UV charts smears the texture across the seam
@@ -61,6 +67,9 @@ const SMOOTH_ITERATIONS: usize = 6;
 /// How much farther (in voxels) than the nearest source point a vertex may bind to reach a
 /// source point facing its way (see `bind::bind`).
 const BIND_SLACK_VOXELS: f32 = 2.0;
+/// How far (in voxels) a bound vertex may move to a corner of its source triangle that lies
+/// farther out (see `bind::bind`): the rim a coarse source's facets leave is within reach.
+const SNAP_VOXELS: f32 = 2.0;
 /// Weight of the squared distance between bone centres against the quadric error in the
 /// manifold-safe collapses (both in squared lengths).
 const COLLAPSE_BONE_WEIGHT: f32 = 1.0;
@@ -72,6 +81,9 @@ const BONE_WEIGHT: f32 = 1.0;
 const PART_TOLERANCE_VOXELS: f32 = 1.0;
 /// How far from a joint (in voxels) the parts on either side overlap.
 const JOINT_OVERLAP_VOXELS: f32 = 1.0;
+/// Most poses whose shape the manifold-safe collapses weigh (see [`spread_poses`]): enough to
+/// take in each joint's extremes, few enough that simplifying stays cheap.
+const SHAPE_POSES: usize = 8;
 /// Triangles a rigid part should at least be able to get: the target over this caps the number
 /// of parts.
 const MIN_PART_TRIANGLES: usize = 16;
@@ -94,6 +106,25 @@ pub fn build_lod2(
     target_triangles: u32,
     voxel_size: f32,
     poses: &[Vec<Vec3>],
+) -> Result<(LodLevel, Vec<ColumnSource>)> {
+    build_lod2_with(
+        source,
+        target_triangles,
+        voxel_size,
+        poses,
+        !poses.is_empty(),
+    )
+}
+
+/// [`build_lod2`], remeshed per rigid part over `poses` when `by_part`, else as one piece; in
+/// both cases the simplification weighs its error in the poses (see the module docs). Same
+/// errors as [`build_lod2`].
+pub fn build_lod2_with(
+    source: &LodSource,
+    target_triangles: u32,
+    voxel_size: f32,
+    poses: &[Vec<Vec3>],
+    by_part: bool,
 ) -> Result<(LodLevel, Vec<ColumnSource>)> {
     let source_triangles = check_source(source)?;
     if target_triangles == 0 || target_triangles as usize >= source_triangles {
@@ -131,7 +162,7 @@ pub fn build_lod2(
     let rigid = parts::rigid_parts(
         source,
         &tris,
-        poses,
+        if by_part { poses } else { &[] },
         PART_TOLERANCE_VOXELS * voxel,
         (target_triangles as usize / MIN_PART_TRIANGLES).max(1),
         overlap,
@@ -170,7 +201,43 @@ pub fn build_lod2(
         });
     }
     let centres = bone_centres(&mesh, source, &tris);
-    let (simplified, old) = simplify_closed(&mesh, &centres, target_triangles as usize)?;
+    let shape_poses = spread_poses(poses, SHAPE_POSES);
+    // A surface vertex in a pose: its nearest point of its piece's source triangles there, plus
+    // its offset from that point in the reference pose.
+    let in_poses = |vertices: &[u32]| -> Vec<Vec<Vec3>> {
+        let hits: Vec<_> = vertices
+            .iter()
+            .map(|&v| {
+                let p = mesh.positions[v as usize];
+                let piece = piece_of[v as usize];
+                let hit = tris
+                    .bvh
+                    .nearest_where(p, |t| {
+                        parts.count == 1 || parts.of_triangle[t as usize] == piece
+                    })
+                    .expect("every piece has source triangles");
+                (
+                    tris.triangles[hit.triangle as usize],
+                    hit.weights,
+                    p - hit.point,
+                )
+            })
+            .collect();
+        shape_poses
+            .iter()
+            .map(|pose| {
+                hits.iter()
+                    .map(|(corners, weights, offset)| {
+                        (0..3)
+                            .map(|k| pose[corners[k] as usize] * weights[k])
+                            .sum::<Vec3>()
+                            + *offset
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let (simplified, old) = simplify_closed(&mesh, &centres, in_poses, target_triangles as usize)?;
     let piece_of: Vec<u32> = old.iter().map(|&v| piece_of[v as usize]).collect();
     // A vertex anchors to the nearest triangle of its piece's parts, and binds within the
     // anchor's rigid part (and the triangles at that part's joints).
@@ -179,6 +246,7 @@ pub fn build_lod2(
         &tris,
         &source.positions,
         BIND_SLACK_VOXELS * voxel,
+        SNAP_VOXELS * voxel,
         |v, t| parts.count == 1 || parts.of_triangle[t as usize] == piece_of[v],
         |anchor, t| rigid.accepts(rigid.of_triangle[anchor as usize], t),
     );
@@ -249,10 +317,12 @@ fn check_poses(source: &LodSource, poses: &[Vec<Vec3>]) -> Result<()> {
 /// shared by four triangles, or flatten a small piece into two triangles on the same three
 /// vertices; then it simplifies only to a looser target where it does not, and
 /// the manifold-safe edge collapses of [`collapse`] take the rest (from the full surface if no
-/// looser target works). `centres` are the vertices' bone centres (see [`bone_centres`]).
+/// looser target works). `centres` are the vertices' bone centres (see [`bone_centres`]);
+/// `in_poses` gives the listed vertices' positions in each pose the collapses weigh.
 fn simplify_closed(
     mesh: &surface::Mesh,
     centres: &[Vec3],
+    in_poses: impl Fn(&[u32]) -> Vec<Vec<Vec3>>,
     target: usize,
 ) -> Result<(surface::Mesh, Vec<u32>)> {
     if mesh.indices.len() / 3 <= target {
@@ -297,8 +367,13 @@ fn simplify_closed(
     let (from, old) =
         start.unwrap_or_else(|| (mesh.clone(), (0..mesh.positions.len() as u32).collect()));
     let from_centres: Vec<Vec3> = old.iter().map(|&v| centres[v as usize]).collect();
-    let (out, kept) =
-        collapse::collapse_to_mapped(&from, &from_centres, COLLAPSE_BONE_WEIGHT, target);
+    let (out, kept) = collapse::collapse_to_mapped(
+        &from,
+        &from_centres,
+        COLLAPSE_BONE_WEIGHT,
+        &in_poses(&old),
+        target,
+    );
     let count = out.indices.len() / 3;
     if count > target {
         return Err(VatError::InvalidValue {
@@ -321,6 +396,41 @@ fn simplify_closed(
     }
     let old = kept.iter().map(|&k| old[k as usize]).collect();
     Ok((out, old))
+}
+
+/// Up to `count` of `poses`, far apart: the first, then each time the one farthest from those
+/// already chosen (by the summed squared distances of a sample of vertices), so a joint's
+/// extremes are in when the clips hold them.
+fn spread_poses(poses: &[Vec<Vec3>], count: usize) -> Vec<&Vec<Vec3>> {
+    let Some(first) = poses.first() else {
+        return Vec::new();
+    };
+    // About 256 sample vertices are plenty to tell poses apart.
+    let step = (first.len() / 256).max(1);
+    let distance = |a: &[Vec3], b: &[Vec3]| -> f32 {
+        a.iter()
+            .step_by(step)
+            .zip(b.iter().step_by(step))
+            .map(|(p, q)| p.distance_squared(*q))
+            .sum()
+    };
+    let mut chosen = vec![0usize];
+    let mut nearest: Vec<f32> = poses.iter().map(|p| distance(p, first)).collect();
+    while chosen.len() < count.min(poses.len()) {
+        let (next, &d) = nearest
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .expect("poses is not empty");
+        if d <= 0.0 {
+            break;
+        }
+        chosen.push(next);
+        for (n, pose) in nearest.iter_mut().zip(poses) {
+            *n = n.min(distance(pose, &poses[next]));
+        }
+    }
+    chosen.iter().map(|&k| &poses[k]).collect()
 }
 
 /// Per vertex of `mesh`, its connected component (through triangles), numbered from 0.

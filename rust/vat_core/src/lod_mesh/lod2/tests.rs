@@ -432,3 +432,18 @@ fn lod2_winds_its_triangles_like_the_source() {
         0
     );
 }
+
+#[test]
+fn shape_poses_are_spread_out() {
+    // Poses that shift every vertex by 0, 0.1, 1, 0.5 and 1 again along x.
+    let base = [Vec3::ZERO, Vec3::Y, Vec3::Z];
+    let shifted = |d: f32| base.iter().map(|p| *p + Vec3::X * d).collect::<Vec<_>>();
+    let poses: Vec<Vec<Vec3>> = [0.0, 0.1, 1.0, 0.5, 1.0].map(shifted).to_vec();
+    let picked =
+        |count| -> Vec<f32> { spread_poses(&poses, count).iter().map(|p| p[0].x).collect() };
+    assert_eq!(picked(2), [0.0, 1.0]);
+    assert_eq!(picked(3), [0.0, 1.0, 0.5]);
+    // A pose equal to one already chosen adds nothing: four distinct poses at most.
+    assert_eq!(picked(8), [0.0, 1.0, 0.5, 0.1]);
+    assert!(spread_poses(&[], 8).is_empty());
+}
