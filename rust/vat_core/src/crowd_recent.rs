@@ -36,21 +36,28 @@ const PF: usize = 4;
 const STRIDE: usize = 8;
 /// Actors per rayon task.
 const CHUNK: usize = 1 << 15;
+/// Actors per block of the copy loop (see `split_chunk`).
+const BLOCK: usize = 64;
 
 /// The placement's `w` for a yaw (radians, any value) and a recent-state slot (0: none, at most
 /// [`RECENT_STATE_SLOTS`]): the yaw in whole turns quantised to [`YAW_STEPS`] steps in the low 16
 /// bits, the slot plus [`RECENT_SLOT_BIAS`] in the high 16, read as an f32 (always a normal
 /// finite number). The shader decodes it with `floatBitsToUint`. One step is 0.0055 degrees;
-/// beyond about 1,000 radians the f32 yaw itself is coarser than that.
+/// beyond about 1,000 radians the f32 yaw itself is coarser than that, and beyond 2.6e7 radians
+/// the angle is not kept.
 #[inline]
 pub fn pack_yaw_slot(yaw: f32, slot: u32) -> f32 {
     debug_assert!(slot <= RECENT_STATE_SLOTS);
-    // Truncating casts only (no floor or round calls), so the split's loop stays cheap: first
-    // within one turn either way, then to the nearest step, modulo a turn.
+    // Float adds and bit masks only (no casts or rounding calls), so the split's loop
+    // vectorises. Adding 1.5 * 2^23 rounds a float below 2^22 in magnitude to the nearest
+    // integer, which then sits in the low mantissa bits: first the yaw is brought within half a
+    // turn (whole turns rounded away), then its step is read modulo a turn.
+    const ROUND: f32 = 12_582_912.0;
     let steps_f = YAW_STEPS as f32;
     let t = yaw * (steps_f / TAU);
-    let t = t - steps_f * ((t * (1.0 / steps_f)) as i32 as f32);
-    let steps = (t + 0.5f32.copysign(t)) as i32 as u32 & (YAW_STEPS - 1);
+    let turns = (t * (1.0 / steps_f) + ROUND) - ROUND;
+    let t = t - turns * steps_f;
+    let steps = (t + ROUND).to_bits() & (YAW_STEPS - 1);
     f32::from_bits(((slot + RECENT_SLOT_BIAS) << 16) | steps)
 }
 
@@ -218,7 +225,8 @@ impl RecentStates {
 
 /// One task's run of [`RecentStates::split`]: copies placements (with each actor's current slot)
 /// and states, and lists in `changed` the actors (numbered from `first`) whose state changed.
-/// Returns true if a placement changed.
+/// Returns true if a placement changed. Works in blocks of [`BLOCK`] actors whose copy loop
+/// has no branch (so it vectorises); a block is searched for changed actors only if one did.
 fn split_chunk(
     records: &[f32],
     placements: &mut [f32],
@@ -229,27 +237,41 @@ fn split_chunk(
 ) -> bool {
     changed.clear();
     let mut diff_p = 0u32;
-    for (k, (((r, p), s), &slot)) in records
-        .chunks_exact(STRIDE)
-        .zip(placements.chunks_exact_mut(PF))
-        .zip(states.chunks_exact_mut(STATE_FLOATS))
-        .zip(slot_of)
+    let mut diffs = [0u32; BLOCK];
+    for (b, (((r, p), s), slots)) in records
+        .chunks(BLOCK * STRIDE)
+        .zip(placements.chunks_mut(BLOCK * PF))
+        .zip(states.chunks_mut(BLOCK * STATE_FLOATS))
+        .zip(slot_of.chunks(BLOCK))
         .enumerate()
     {
-        let w = pack_yaw_slot(r[3], u32::from(slot));
-        let mut diff_s = 0u32;
-        for j in 0..3 {
-            diff_p |= p[j].to_bits() ^ r[j].to_bits();
-            p[j] = r[j];
+        let mut any_s = 0u32;
+        for ((((r, p), s), &slot), d) in r
+            .chunks_exact(STRIDE)
+            .zip(p.chunks_exact_mut(PF))
+            .zip(s.chunks_exact_mut(STATE_FLOATS))
+            .zip(slots)
+            .zip(diffs.iter_mut())
+        {
+            let w = pack_yaw_slot(r[3], u32::from(slot));
+            let mut diff_s = 0u32;
+            for j in 0..3 {
+                diff_p |= p[j].to_bits() ^ r[j].to_bits();
+                p[j] = r[j];
+            }
+            diff_p |= p[3].to_bits() ^ w.to_bits();
+            p[3] = w;
+            for j in 0..4 {
+                diff_s |= s[j].to_bits() ^ r[4 + j].to_bits();
+                s[j] = r[4 + j];
+            }
+            *d = diff_s;
+            any_s |= diff_s;
         }
-        diff_p |= p[3].to_bits() ^ w.to_bits();
-        p[3] = w;
-        for j in 0..4 {
-            diff_s |= s[j].to_bits() ^ r[4 + j].to_bits();
-            s[j] = r[4 + j];
-        }
-        if diff_s != 0 {
-            changed.push((first + k) as u32);
+        if any_s != 0 {
+            let n = r.len() / STRIDE;
+            let base = first + b * BLOCK;
+            changed.extend((0..n).filter(|&k| diffs[k] != 0).map(|k| (base + k) as u32));
         }
     }
     diff_p != 0
