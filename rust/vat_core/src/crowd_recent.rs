@@ -4,8 +4,7 @@
 //! `ImageTexture.update()` sends a whole texture, so with one state texture a single actor
 //! starting a new clip re-sent 16 bytes for every actor. Instead, an actor whose state changed
 //! gets a fresh *slot* in a small layered texture of recent states, and its placement says which:
-//! the placement's `w` packs the yaw in 16 bits and the slot in the other 16 (see
-//! [`pack_yaw_slot`]). The placement is re-sent anyway when actors move, so the slot costs no
+//! the placement's `w` packs the yaw in 14 bits and the slot above it (see [`pack_yaw_slot`]). The placement is re-sent anyway when actors move, so the slot costs no
 //! bytes there. Slots are handed out in order and never rewritten, so a frame writes only the
 //! one or two layers at the end of the used range (64 KiB each). When the slots run out, or when
 //! re-sending the state texture would cost less than the layers, the state texture is sent whole
@@ -23,7 +22,8 @@ use rayon::prelude::*;
 use crate::crowd_bulk::PARALLEL_MIN_ITEMS;
 use crate::crowd_split::STATE_FLOATS;
 use crate::layout::{
-    DATA_TEXTURE_WIDTH, RECENT_SLOT_BIAS, RECENT_STATE_LAYERS, RECENT_STATE_SLOTS, YAW_STEPS,
+    DATA_TEXTURE_WIDTH, RECENT_SLOT_BIAS, RECENT_STATE_LAYERS, RECENT_STATE_SLOTS, YAW_BITS,
+    YAW_STEPS,
 };
 
 /// Recent-state texels per layer (one row of the data texture width).
@@ -40,11 +40,11 @@ const CHUNK: usize = 1 << 15;
 const BLOCK: usize = 64;
 
 /// The placement's `w` for a yaw (radians, any value) and a recent-state slot (0: none, at most
-/// [`RECENT_STATE_SLOTS`]): the yaw in whole turns quantised to [`YAW_STEPS`] steps in the low 16
-/// bits, the slot plus [`RECENT_SLOT_BIAS`] in the high 16, read as an f32 (always a normal
-/// finite number). The shader decodes it with `floatBitsToUint`. One step is 0.0055 degrees;
-/// beyond about 1,000 radians the f32 yaw itself is coarser than that, and beyond 2.6e7 radians
-/// the angle is not kept.
+/// [`RECENT_STATE_SLOTS`]): the yaw in whole turns quantised to [`YAW_STEPS`] steps in the low
+/// [`YAW_BITS`] bits, the slot plus [`RECENT_SLOT_BIAS`] above them, read as an f32 (always a
+/// normal finite number). The shader decodes it with `floatBitsToUint`. One step is 0.022
+/// degrees (0.8 mm at 2 m from the actor's axis); beyond about 3,000 radians the f32 yaw itself
+/// is coarser than that, and beyond 2.6e7 radians the angle is not kept.
 #[inline]
 pub fn pack_yaw_slot(yaw: f32, slot: u32) -> f32 {
     debug_assert!(slot <= RECENT_STATE_SLOTS);
@@ -58,14 +58,14 @@ pub fn pack_yaw_slot(yaw: f32, slot: u32) -> f32 {
     let turns = (t * (1.0 / steps_f) + ROUND) - ROUND;
     let t = t - turns * steps_f;
     let steps = (t + ROUND).to_bits() & (YAW_STEPS - 1);
-    f32::from_bits(((slot + RECENT_SLOT_BIAS) << 16) | steps)
+    f32::from_bits(((slot + RECENT_SLOT_BIAS) << YAW_BITS) | steps)
 }
 
 /// The yaw (in `[0, TAU)`) and slot of a packed placement `w` (the shader's decoding).
 pub fn unpack_yaw_slot(w: f32) -> (f32, u32) {
     let bits = w.to_bits();
     let yaw = (bits & (YAW_STEPS - 1)) as f32 * (TAU / YAW_STEPS as f32);
-    (yaw, (bits >> 16) - RECENT_SLOT_BIAS)
+    (yaw, (bits >> YAW_BITS) - RECENT_SLOT_BIAS)
 }
 
 /// What one [`RecentStates::split`] changed.
@@ -85,7 +85,7 @@ pub struct RecentChanges {
 #[derive(Debug, Clone)]
 pub struct RecentStates {
     /// Each actor's slot (0: its state is in the state texture).
-    slot_of: Vec<u16>,
+    slot_of: Vec<u32>,
     /// The next slot to hand out (1-based).
     next: u32,
     /// `RECENT_STATE_LAYERS * LAYER_TEXELS` states; texel `s` is slot `s`'s.
@@ -124,7 +124,7 @@ impl RecentStates {
 
     /// Actor `i`'s slot (0: none).
     pub fn slot_of(&self, i: usize) -> u32 {
-        self.slot_of.get(i).map_or(0, |&s| u32::from(s))
+        self.slot_of.get(i).copied().unwrap_or(0)
     }
 
     /// Copies `n` 8-float records into `placements` (x, y, z and the packed yaw and slot) and
@@ -197,7 +197,7 @@ impl RecentStates {
         for i in self.changed.iter().flatten().map(|&i| i as usize) {
             let s = self.next as usize;
             self.next += 1;
-            self.slot_of[i] = s as u16;
+            self.slot_of[i] = s as u32;
             self.texels[s * STATE_FLOATS..(s + 1) * STATE_FLOATS]
                 .copy_from_slice(&states[i * STATE_FLOATS..(i + 1) * STATE_FLOATS]);
             out.layers |= 1 << (s / LAYER_TEXELS);
@@ -231,7 +231,7 @@ fn split_chunk(
     records: &[f32],
     placements: &mut [f32],
     states: &mut [f32],
-    slot_of: &[u16],
+    slot_of: &[u32],
     first: usize,
     changed: &mut Vec<u32>,
 ) -> bool {
@@ -253,7 +253,7 @@ fn split_chunk(
             .zip(slots)
             .zip(diffs.iter_mut())
         {
-            let w = pack_yaw_slot(r[3], u32::from(slot));
+            let w = pack_yaw_slot(r[3], slot);
             let mut diff_s = 0u32;
             for j in 0..3 {
                 diff_p |= p[j].to_bits() ^ r[j].to_bits();

@@ -160,21 +160,24 @@ fn a_few_changed_states_send_a_layer_not_the_state_texture() {
 #[test]
 fn running_out_of_slots_sends_the_state_texture_and_frees_them() {
     let n = 40_000;
-    // 4,000 changes a frame: the 32,511 slots last 8 frames.
-    let results = run(n, 12, |f| {
-        (0..4000).map(|k| (k * 10 + f as usize) % n).collect()
+    // 10,000 changes a frame: the slots last RECENT_STATE_SLOTS / 10,000 frames (13).
+    let per_frame = 10_000;
+    let fold = RECENT_STATE_SLOTS as usize / per_frame + 1;
+    let results = run(n, fold as u32 + 3, |f| {
+        (0..per_frame).map(|k| (k * 4 + f as usize) % n).collect()
     });
     let folds: Vec<usize> = (1..results.len())
         .filter(|&f| results[f].0.states)
         .collect();
     assert_eq!(
         folds,
-        vec![9],
-        "one fold, when the ninth frame's slots do not fit"
+        vec![fold],
+        "one fold, when a frame's slots do not fit"
     );
-    assert_eq!(results[9].0.layers, 0);
+    assert_eq!(results[fold].0.layers, 0);
     assert_ne!(
-        results[10].0.layers, 0,
+        results[fold + 1].0.layers,
+        0,
         "slots are handed out again after the fold"
     );
 }

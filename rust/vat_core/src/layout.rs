@@ -23,15 +23,18 @@ pub const PLACEMENT_TEXELS_FULL: u32 = 3;
 pub const STATE_TEXELS: u32 = 1;
 /// Layers of the recent-state texture (RGBA32F, `DATA_TEXTURE_WIDTH` x 1 each): states that
 /// changed since the state texture was last sent whole (see `crate::crowd_recent`).
-pub const RECENT_STATE_LAYERS: u32 = 8;
-/// Highest recent-state slot; slot 0 means "read the state texture". The slot is stored in the
-/// high 16 bits of the placement's packed yaw, biased by [`RECENT_SLOT_BIAS`].
-pub const RECENT_STATE_SLOTS: u32 = 0x7F7F - RECENT_SLOT_BIAS;
-/// Added to the slot in the high 16 bits of the packed yaw, so that f32 always has an exponent
-/// in 1..=254: a normal, finite number (GPUs may flush denormals and canonicalise NaNs).
-pub const RECENT_SLOT_BIAS: u32 = 0x80;
-/// Steps of a full turn in the 16-bit yaw of a packed placement.
-pub const YAW_STEPS: u32 = 1 << 16;
+pub const RECENT_STATE_LAYERS: u32 = (RECENT_STATE_SLOTS + 1).div_ceil(DATA_TEXTURE_WIDTH);
+/// Highest recent-state slot; slot 0 means "read the state texture". The slot is stored above the
+/// yaw in the placement's packed `w`, biased by [`RECENT_SLOT_BIAS`], and the biased slot must
+/// keep that f32's exponent below 255 (finite).
+pub const RECENT_STATE_SLOTS: u32 = (255 << (23 - YAW_BITS)) - 1 - RECENT_SLOT_BIAS;
+/// Added to the slot above the yaw, so that f32 always has an exponent of at least 1: a normal
+/// number (GPUs may flush denormals and canonicalise NaNs).
+pub const RECENT_SLOT_BIAS: u32 = 1 << (23 - YAW_BITS);
+/// Bits of the yaw in the placement's packed `w` (the low bits; the slot sits above them).
+pub const YAW_BITS: u32 = 14;
+/// Steps of a full turn in the packed yaw (0.022 degrees each).
+pub const YAW_STEPS: u32 = 1 << YAW_BITS;
 /// Multiplier of the previous clip in a clip code `clip + CLIP_CODE_BASE * prev_clip`.
 pub const CLIP_CODE_BASE: u32 = 4096;
 /// Clips one model may bake; keeps every clip code below 2^24, so it is exact in an f32.
@@ -62,8 +65,11 @@ const _: () = assert!(
 // A record is its placement and its state, split over two textures.
 const _: () = assert!(PLACEMENT_TEXELS + STATE_TEXELS == ACTOR_TEXELS);
 const _: () = assert!(PLACEMENT_TEXELS_FULL + STATE_TEXELS == ACTOR_TEXELS_FULL);
-// Every recent-state slot has a texel.
+// Every recent-state slot has a texel, and a layer mask fits a u32.
 const _: () = assert!(RECENT_STATE_SLOTS < RECENT_STATE_LAYERS * DATA_TEXTURE_WIDTH);
+const _: () = assert!(RECENT_STATE_LAYERS <= 32);
+// The biased slot's top bit is the f32's sign bit's neighbour: it stays clear (positive).
+const _: () = assert!((RECENT_STATE_SLOTS + RECENT_SLOT_BIAS) << YAW_BITS < 0x7F80_0000);
 // The look index is a u8, and the look texture is one row.
 const _: () = assert!(MAX_LOOKS <= 256);
 const _: () = assert!(MAX_LOOKS * LOOK_TEXELS <= MAX_TEXTURE_SIZE);

@@ -52,6 +52,7 @@ fn shader_constants_match_the_packer() {
         shader_define("VAT_RECENT_SLOT_BIAS"),
         layout::RECENT_SLOT_BIAS.to_string()
     );
+    assert_eq!(shader_define("VAT_YAW_BITS"), layout::YAW_BITS.to_string());
     assert_eq!(
         shader_define("VAT_YAW_STEPS"),
         layout::YAW_STEPS.to_string()
