@@ -77,8 +77,19 @@ pub struct RecentChanges {
     pub states: bool,
     /// Bit `l` set: recent layer `l` was written.
     pub layers: u32,
+    /// Layers the recent-state texture needs for this crowd ([`layers_for`]).
+    pub layer_count: usize,
     /// Actors whose state changed in this split.
     pub changed: usize,
+}
+
+/// Layers of recent states a crowd of `n` actors uses: no more bytes than its state texture
+/// (at least one, at most `RECENT_STATE_LAYERS`), so a mid-size crowd's recent texture stays
+/// small; its slots are the texels of those layers.
+pub fn layers_for(n: usize) -> usize {
+    (n * STATE_FLOATS * 4)
+        .div_ceil(LAYER_BYTES)
+        .clamp(1, RECENT_STATE_LAYERS as usize)
 }
 
 /// The recent-state slots of one crowd and the texels of its recent-state texture.
@@ -130,7 +141,8 @@ impl RecentStates {
     /// Copies `n` 8-float records into `placements` (x, y, z and the packed yaw and slot) and
     /// `states` (every actor's current state), comparing as it writes. Actors whose state changed
     /// get fresh slots holding it, unless no placement moved (a slot would re-send the
-    /// placements just for itself), the slots would run out, the layers would cost as many bytes
+    /// placements just for itself), the slots would run out (those of [`layers_for`]`(n)`
+    /// layers), the layers would cost as many bytes
     /// as `states` whole, or `resend_states` says the state texture is sent anyway (it was
     /// re-created): then all slots are freed and [`RecentChanges::states`] is set. Parallel from
     /// [`PARALLEL_MIN_ITEMS`] actors. Panics if a buffer holds fewer than `n` items.
@@ -176,8 +188,10 @@ impl RecentStates {
             )
         };
         let changed: usize = self.changed.iter().map(Vec::len).sum();
+        let layer_count = layers_for(n);
         let mut out = RecentChanges {
             placements: moved,
+            layer_count,
             changed,
             ..RecentChanges::default()
         };
@@ -188,8 +202,9 @@ impl RecentStates {
         let first_layer = self.next as usize / LAYER_TEXELS;
         let layer_bytes = (last / LAYER_TEXELS + 1 - first_layer) * LAYER_BYTES;
         let whole = n * STATE_FLOATS * 4;
+        let slots = (layer_count * LAYER_TEXELS - 1).min(RECENT_STATE_SLOTS as usize);
         // A slot changes the actor's placement: worth it only when placements go up anyway.
-        if resend_states || !moved || last > RECENT_STATE_SLOTS as usize || layer_bytes >= whole {
+        if resend_states || !moved || last > slots || layer_bytes >= whole {
             out.states = true;
             out.placements |= self.fold(records, placements);
             return out;

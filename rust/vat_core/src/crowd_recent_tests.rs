@@ -159,12 +159,14 @@ fn a_few_changed_states_send_a_layer_not_the_state_texture() {
 
 #[test]
 fn running_out_of_slots_sends_the_state_texture_and_frees_them() {
-    let n = 40_000;
-    // 10,000 changes a frame: the slots last RECENT_STATE_SLOTS / 10,000 frames (13).
-    let per_frame = 10_000;
+    // A crowd large enough for every layer; 20,000 changes a frame: the slots last
+    // RECENT_STATE_SLOTS / 20,000 frames (6).
+    let n = 140_000;
+    assert_eq!(layers_for(n), RECENT_STATE_LAYERS as usize);
+    let per_frame = 20_000;
     let fold = RECENT_STATE_SLOTS as usize / per_frame + 1;
     let results = run(n, fold as u32 + 3, |f| {
-        (0..per_frame).map(|k| (k * 4 + f as usize) % n).collect()
+        (0..per_frame).map(|k| (k * 7 + f as usize) % n).collect()
     });
     let folds: Vec<usize> = (1..results.len())
         .filter(|&f| results[f].0.states)
@@ -183,6 +185,30 @@ fn running_out_of_slots_sends_the_state_texture_and_frees_them() {
 }
 
 #[test]
+fn a_mid_size_crowd_uses_no_more_layers_than_its_state_texture() {
+    // 12,000 actors: 192,000 bytes of states, three layers, 12,287 slots.
+    let n = 12_000;
+    assert_eq!(layers_for(n), 3);
+    let results = run(n, 8, |f| {
+        (0..2000).map(|k| (k * 5 + f as usize) % n).collect()
+    });
+    let folds: Vec<usize> = (1..results.len())
+        .filter(|&f| results[f].0.states)
+        .collect();
+    assert_eq!(
+        folds,
+        vec![7],
+        "the seventh frame's 2,000 slots do not fit in three layers"
+    );
+    assert!(results
+        .iter()
+        .all(|(c, _)| c.layers < 8 && c.layer_count == 3));
+    assert_eq!(layers_for(1), 1);
+    assert_eq!(layers_for(100_000), 25);
+    assert_eq!(layers_for(10_000_000), RECENT_STATE_LAYERS as usize);
+}
+
+#[test]
 fn a_small_crowd_sends_its_states_whole_since_that_is_cheaper() {
     let results = run(3000, 3, |f| vec![f as usize, 100]);
     for &(c, _) in &results {
@@ -197,9 +223,10 @@ fn nothing_changed_sends_nothing_and_a_resend_frees_every_slot() {
     let (mut p, mut s) = (vec![0.0; n * 4], vec![0.0; n * 4]);
     let records: Vec<f32> = (0..n).flat_map(|i| record(i, 0, 1, 0.0)).collect();
     rs.split(&records, n, &mut p, &mut s, false);
-    assert_eq!(
-        rs.split(&records, n, &mut p, &mut s, false),
-        RecentChanges::default()
+    let c = rs.split(&records, n, &mut p, &mut s, false);
+    assert!(
+        !c.placements && !c.states && c.layers == 0 && c.changed == 0,
+        "{c:?}"
     );
     let mut changed = records.clone();
     changed[5 * 8 + 4] = 2.0;

@@ -221,7 +221,7 @@ impl CrowdGpu {
             .actors
             .min(self.actors.floats().len() / request.stride.max(1));
         let mut fresh: Vec<(&str, Variant)> = Vec::new();
-        let mut layers = 0;
+        let (mut layers, mut layer_count) = (0, 0);
         if self.actors.take_dirty() {
             self.placements.reserve(n);
             let regrown = self.states.reserve(n);
@@ -233,7 +233,7 @@ impl CrowdGpu {
             let (moved, resend) = crate::workers::install_for(n, || {
                 if stride == 8 {
                     let c = recent.split(records, n, placements, states, regrown);
-                    layers = c.layers;
+                    (layers, layer_count) = (c.layers, c.layer_count);
                     (c.placements, c.states)
                 } else {
                     let c = split_records(records, stride, n, placements, states);
@@ -253,7 +253,7 @@ impl CrowdGpu {
         if let Some(t) = self.states.upload() {
             fresh.push(("vat_states", t.to_variant()));
         }
-        if let Some(t) = self.recent.upload(layers) {
+        if let Some(t) = self.recent.upload(layers, layer_count) {
             fresh.push(("vat_recent_states", t.to_variant()));
         }
         if custom {

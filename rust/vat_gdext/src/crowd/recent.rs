@@ -1,5 +1,6 @@
 //! The recent-state texture on the GPU (see `vat_core::crowd_recent`): a `Texture2DArray` of
-//! `RECENT_STATE_LAYERS` one-row layers, each updated on its own with
+//! one-row layers (as many as the crowd uses, at most `RECENT_STATE_LAYERS`), each updated on
+//! its own with
 //! `ImageTextureLayered.update_layer()`, so a frame where a few actors change clip sends one or
 //! two 64 KiB layers instead of every actor's state.
 
@@ -7,13 +8,14 @@ use godot::classes::image::Format;
 use godot::classes::{Image, Texture2DArray};
 use godot::prelude::*;
 use vat_core::crowd_recent::{RecentStates, LAYER_BYTES, LAYER_TEXELS};
-use vat_core::layout::RECENT_STATE_LAYERS;
 
 /// The slots and the texture that holds them.
 pub struct RecentTexture {
     /// The slots and their texels, written by the record split.
     pub states: RecentStates,
     texture: Option<Gd<Texture2DArray>>,
+    /// Layers of `texture`.
+    layer_count: usize,
     /// Bytes handed to the engine so far.
     sent: u64,
 }
@@ -24,15 +26,21 @@ impl RecentTexture {
         Self {
             states: RecentStates::new(),
             texture: None,
+            layer_count: 0,
             sent: 0,
         }
     }
 
-    /// Uploads the layers whose bit is set in `layers` (all of them when the texture is made).
-    /// Returns the texture if it is a new object, to bind to the materials.
-    pub fn upload(&mut self, layers: u32) -> Option<Gd<Texture2DArray>> {
+    /// Uploads the layers whose bit is set in `layers` (all of them when the texture is made, with
+    /// `layer_count` layers, or made again because the crowd grew past its layers). Returns the
+    /// texture if it is a new object, to bind to the materials.
+    pub fn upload(&mut self, layers: u32, layer_count: usize) -> Option<Gd<Texture2DArray>> {
         if layers == 0 {
             return None;
+        }
+        let needed = layer_count.max(32 - layers.leading_zeros() as usize);
+        if self.layer_count < needed {
+            self.texture = None;
         }
         let image = |states: &RecentStates, layer: usize| {
             let floats = states.layer(layer);
@@ -52,7 +60,7 @@ impl RecentTexture {
         };
         match &mut self.texture {
             Some(texture) => {
-                for layer in 0..RECENT_STATE_LAYERS as usize {
+                for layer in 0..self.layer_count {
                     if layers & (1 << layer) != 0 {
                         texture.update_layer(&image(&self.states, layer), layer as i32);
                         self.sent += LAYER_BYTES as u64;
@@ -61,15 +69,15 @@ impl RecentTexture {
                 None
             }
             None => {
-                let images: Array<Gd<Image>> = (0..RECENT_STATE_LAYERS as usize)
-                    .map(|l| image(&self.states, l))
-                    .collect();
+                let images: Array<Gd<Image>> =
+                    (0..needed).map(|l| image(&self.states, l)).collect();
                 let mut texture = Texture2DArray::new_gd();
                 let err = texture.create_from_images(&images);
                 if err != godot::global::Error::OK {
                     godot_error!("vat_crowd: the recent-state texture was refused: {err:?}");
                 }
-                self.sent += (RECENT_STATE_LAYERS as usize * LAYER_BYTES) as u64;
+                self.sent += (needed * LAYER_BYTES) as u64;
+                self.layer_count = needed;
                 self.texture = Some(texture.clone());
                 Some(texture)
             }
