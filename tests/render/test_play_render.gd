@@ -354,16 +354,9 @@ func test_clip_changes_in_a_moving_crowd_match_a_fresh_crowd() -> void:
 		crowd.submit()
 		bytes.append(crowd.get_last_submit_bytes())
 		shots.append(await capture())
-		var b := _actor_node(va)
-		b.paused = true
-		root.add_child(b)
-		b.time = 1.0
-		b.set_actors(positions, yaws, clips, starts)
-		b.set_model_actors(0, PackedInt32Array(range(n)))
-		b.submit()
-		fresh.append(await capture())
-		b.queue_free()
-		await frames(1)
+		fresh.append(await _render_node(_actor_node(va), 1.0, func(f: AnimatedActorMeshInstance) -> void:
+			f.set_actors(positions, yaws, clips, starts)
+			f.set_model_actors(0, PackedInt32Array(range(n)))))
 	# Every clip changing at once, nobody moving: the state texture goes up whole.
 	var all_idle := PackedInt32Array()
 	all_idle.resize(n)
