@@ -185,7 +185,20 @@ func test_each_lod2_is_closed_and_bound(case) -> void:
 	if not _has_level(case, stats, 2):
 		return
 	var lod2 := _level(stats, 2)
-	check(lod2["triangles"] <= on.lod2_triangles, "%s LOD2 has %d triangles, within its target %d" % [case, lod2["triangles"], on.lod2_triangles])
+	# Within its target, or within a retry's (twice or four times it, at most half of LOD1's
+	# triangles) with a note saying so.
+	var target: int = on.lod2_triangles
+	var raised := ""
+	for note in stats["lod_notes"]:
+		if note.contains("LOD2") and note.contains("aimed higher"):
+			raised = note
+	if lod2["triangles"] > target:
+		check(raised.contains("has %d triangles" % lod2["triangles"]), "%s LOD2 above its target %d is noted: %s" % [case, target, raised])
+		var lod1 := _level(stats, 1)
+		target = 4 * target if lod1.is_empty() else mini(4 * target, lod1["triangles"] / 2)
+	else:
+		check(raised.is_empty(), "%s LOD2 within its target has no retry note: %s" % [case, raised])
+	check(lod2["triangles"] <= target, "%s LOD2 has %d triangles, within its target %d" % [case, lod2["triangles"], target])
 	var t: PackedInt32Array = _columns_and_triangles(on, lod2["level"])["triangles"]
 	# Closed and manifold: every directed edge once, and its reverse once (by column: LOD2's
 	# vertices each have their own bound column).

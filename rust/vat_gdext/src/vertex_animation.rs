@@ -104,7 +104,9 @@ pub struct VertexAnimation {
     /// contains "head" (any case).
     #[export]
     pub(crate) lod_head_bone: GString,
-    /// LOD2's triangle target (must be below the source's triangle count).
+    /// LOD2's triangle target (must be below the source's triangle count). When no LOD2 this
+    /// coarse passes the hole check, the bake aims at twice and then four times it (at most half
+    /// of LOD1's triangles) and says so in the stats' `lod_notes`.
     #[export(range = (1.0, 5000.0, 1.0, or_greater))]
     #[init(val = 300)]
     pub(crate) lod2_triangles: i32,
@@ -254,8 +256,8 @@ impl VertexAnimation {
     /// built_level, vertices, triangles, vat_columns, holes_pct, loss_pct, worst_view, worst_pose,
     /// silhouette: an Image of the source's and the level's masks side by side),
     /// source_vertices, vat_bytes_before, vat_bytes_after, lod_ms, lod_notes (why a level or the
-    /// chain was left out) and lod_column_sources (6 floats per column: three source vertices,
-    /// their weights).
+    /// chain was left out, or why LOD2 has more triangles than asked) and lod_column_sources (6
+    /// floats per column: three source vertices, their weights).
     #[func]
     pub fn get_bake_stats(&self) -> VarDictionary {
         self.stats.clone()

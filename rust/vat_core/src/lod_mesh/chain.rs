@@ -54,7 +54,8 @@ pub fn build_checked_chain(
         };
         return Ok((chain, vec![None, Some(lod1_report)]));
     }
-    let (mut lod2, lod2_columns, lod2_report) = best_lod2(source, settings, poses)?;
+    let (mut lod2, lod2_columns, lod2_report) =
+        best_lod2(source, settings, poses, lod1.triangle_count())?;
     let mut columns = lod0.columns;
     let offset = columns.len() as u32;
     for v in &mut lod2.vertices {
@@ -71,23 +72,61 @@ pub fn build_checked_chain(
 /// Finer automatic voxel sizes tried after the default, as cells along the largest extent.
 const FINER_CELLS: [f32; 1] = [64.0];
 
+/// LOD2's triangle targets, as multiples of `lod2_triangles`: a target whose candidates all
+/// fail the check is followed by the next, up to half of LOD1's triangles.
+const TARGET_STEPS: [u32; 3] = [1, 2, 4];
+
+/// LOD2's triangle targets for `settings` under a LOD1 of `lod1_triangles`: `lod2_triangles`,
+/// then twice and four times that, held to half of LOD1's triangles, while they grow.
+pub(crate) fn lod2_targets(settings: &LodSettings, lod1_triangles: usize) -> Vec<u32> {
+    let cap = u32::try_from(lod1_triangles / 2).unwrap_or(u32::MAX);
+    let mut targets = vec![settings.lod2_triangles];
+    for step in &TARGET_STEPS[1..] {
+        let target = settings.lod2_triangles.saturating_mul(*step).min(cap);
+        if targets.last().is_some_and(|&last| target <= last) {
+            break;
+        }
+        targets.push(target);
+    }
+    targets
+}
+
 /// LOD2 checked against `poses`: the whole character remeshed, then remeshed part by part
 /// (see `lod2/parts.rs`), at the voxel size asked for and, when that is automatic, at finer
-/// ones; the first candidate whose silhouettes pass ([`super::SilhouetteReport::passes`]), else the
-/// one with the best score, with its report. Without poses, the whole remesh at the voxel size
-/// asked for, unchecked. Errors only when no candidate could be built (the first error).
+/// ones, for each target of [`lod2_targets`] in turn; the first candidate whose silhouettes
+/// pass ([`super::SilhouetteReport::passes`]), else the one with the best score, with its
+/// report. Without poses, the whole remesh at `lod2_triangles` and the voxel size asked for,
+/// unchecked. Errors only when no candidate could be built (the first error).
 fn best_lod2(
     source: &LodSource,
     settings: &LodSettings,
     poses: &[Vec<glam::Vec3>],
+    lod1_triangles: usize,
 ) -> Result<(
     super::LodLevel,
     Vec<super::ColumnSource>,
     Option<SilhouetteReport>,
 )> {
-    let target = settings.lod2_triangles;
+    best_lod2_with(source, settings, poses, lod1_triangles, |_, report| {
+        report.passes()
+    })
+}
+
+/// [`best_lod2`] with `pass` deciding which candidates (level and report) pass.
+fn best_lod2_with(
+    source: &LodSource,
+    settings: &LodSettings,
+    poses: &[Vec<glam::Vec3>],
+    lod1_triangles: usize,
+    pass: impl Fn(&super::LodLevel, &SilhouetteReport) -> bool,
+) -> Result<(
+    super::LodLevel,
+    Vec<super::ColumnSource>,
+    Option<SilhouetteReport>,
+)> {
     if poses.is_empty() {
-        let (level, columns) = super::lod2::build_lod2(source, target, settings.voxel_size, &[])?;
+        let (level, columns) =
+            super::lod2::build_lod2(source, settings.lod2_triangles, settings.voxel_size, &[])?;
         return Ok((level, columns, None));
     }
     let mut voxels = vec![settings.voxel_size];
@@ -98,37 +137,37 @@ fn best_lod2(
     }
     let mut best: Option<(SilhouetteReport, super::LodLevel, Vec<super::ColumnSource>)> = None;
     let mut first_error = None;
-    for voxel in voxels {
-        for by_part in [false, true] {
-            let built = super::lod2::build_lod2_with(source, target, voxel, poses, by_part);
-            let (level, columns) = match built {
-                Ok(built) => built,
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                    continue;
-                }
-            };
-            let chain = LodChain {
-                levels: vec![level],
-                columns,
-            };
-            let report = check_silhouettes(source, &chain, 0, poses);
-            if best
-                .as_ref()
-                .is_none_or(|(r, ..)| report.score() < r.score())
-            {
-                let LodChain {
-                    mut levels,
+    'targets: for target in lod2_targets(settings, lod1_triangles) {
+        for &voxel in &voxels {
+            for by_part in [false, true] {
+                let built = super::lod2::build_lod2_with(source, target, voxel, poses, by_part);
+                let (level, columns) = match built {
+                    Ok(built) => built,
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                        continue;
+                    }
+                };
+                let chain = LodChain {
+                    levels: vec![level],
                     columns,
-                } = chain;
-                best = Some((report, levels.remove(0), columns));
+                };
+                let report = check_silhouettes(source, &chain, 0, poses);
+                let passed = pass(&chain.levels[0], &report);
+                let better = best
+                    .as_ref()
+                    .is_none_or(|(r, ..)| report.score() < r.score());
+                if passed || better {
+                    let LodChain {
+                        mut levels,
+                        columns,
+                    } = chain;
+                    best = Some((report, levels.remove(0), columns));
+                }
+                if passed {
+                    break 'targets;
+                }
             }
-            if report.passes() {
-                break;
-            }
-        }
-        if best.as_ref().is_some_and(|(r, ..)| r.passes()) {
-            break;
         }
     }
     match (best, first_error) {

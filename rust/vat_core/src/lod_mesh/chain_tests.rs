@@ -2,7 +2,9 @@ use glam::Vec3;
 
 use super::*;
 use crate::lod_mesh::test_meshes::{capsule_limb, cell_uv, palette, seamed_cylinder};
-use crate::lod_mesh::{check_silhouettes, level_positions, ColumnSource, SurfaceTexture};
+use crate::lod_mesh::{
+    check_silhouettes, level_positions, ColumnSource, LodLevel, SilhouetteReport, SurfaceTexture,
+};
 
 fn settings() -> LodSettings {
     LodSettings {
@@ -124,4 +126,62 @@ fn bad_input_is_refused_with_what_and_where() {
     }]];
     assert!(error_of(&textures, &settings()).contains("image 0 of surface 0 is 2 x 2 with 15"));
     let _ = Vec3::ZERO;
+}
+
+#[test]
+fn lod2_targets_double_up_to_half_of_lod1() {
+    let at = |lod2_triangles, lod1| {
+        let s = LodSettings {
+            lod2_triangles,
+            ..LodSettings::default()
+        };
+        lod2_targets(&s, lod1)
+    };
+    assert_eq!(at(300, 2822), [300, 600, 1200]);
+    assert_eq!(
+        at(300, 1682),
+        [300, 600, 841],
+        "the last held to half of LOD1"
+    );
+    assert_eq!(at(300, 1000), [300, 500]);
+    assert_eq!(
+        at(300, 430),
+        [300],
+        "the target itself is never held back, only the retries"
+    );
+    assert_eq!(at(u32::MAX, usize::MAX), [u32::MAX]);
+}
+
+#[test]
+fn a_lod2_that_fails_is_rebuilt_at_a_larger_target() {
+    let source = capsule_limb(24, 8, 6);
+    let s = settings();
+    let poses = vec![source.positions.clone()];
+    let lod1_triangles = build_chain(&source, &s, &[]).unwrap().levels[1].triangle_count();
+    let targets = lod2_targets(&s, lod1_triangles);
+    assert!(
+        targets.len() >= 2,
+        "{targets:?} under LOD1 {lod1_triangles}"
+    );
+    let best = |pass: &dyn Fn(&LodLevel, &SilhouetteReport) -> bool| {
+        best_lod2_with(&source, &s, &poses, lod1_triangles, pass).unwrap()
+    };
+    // Everything passes: the first candidate at the target.
+    let (first, _, report) = best(&|_, _| true);
+    assert!(first.triangle_count() <= 60, "{}", first.triangle_count());
+    assert!(report.is_some());
+    // Only levels above the target pass: the next target's.
+    let (retried, columns, _) = best(&|level, _| level.triangle_count() > 60);
+    let n = retried.triangle_count();
+    assert!(n > 60 && n <= targets[1] as usize, "{n} for {targets:?}");
+    assert_eq!(
+        columns.len(),
+        retried.vertices.len(),
+        "bound, one column each"
+    );
+    // Nothing passes: the best score over every target, still a closed level within the last.
+    let (fallback, _, report) = best(&|_, _| false);
+    let n = fallback.triangle_count();
+    assert!(n > 0 && n <= *targets.last().unwrap() as usize);
+    assert!(report.unwrap().score().is_finite());
 }

@@ -88,7 +88,9 @@ pub struct LodSettings {
     pub head_bone: String,
     /// The least share of its triangles the head region keeps in LOD1, in (0, 1].
     pub head_ratio: f32,
-    /// LOD2's triangle target; must be below LOD1's triangle count.
+    /// LOD2's triangle target; must be below LOD1's triangle count. When no LOD2 of this many
+    /// triangles passes the silhouette check, the chain aims at twice and then four times it, at
+    /// most half of LOD1's triangles (see `chain::lod2_targets`).
     pub lod2_triangles: u32,
     /// LOD2's remesh voxel edge in the character's units; 0 picks one from the bounds.
     pub voxel_size: f32,

@@ -223,7 +223,7 @@ impl VertexAnimation {
                 after = Variant::from(s.bytes_after as i64);
                 source = Variant::from(s.source_vertices as i64);
                 ms = Variant::from(s.ms);
-                for d in &s.dropped {
+                for d in &s.notes {
                     notes.push(d.as_str());
                 }
                 let sources: PackedFloat32Array = s
