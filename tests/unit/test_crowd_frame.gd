@@ -110,6 +110,12 @@ func test_levels_follow_the_distance_and_the_properties() -> void:
 	await frames(2)
 	check_eq(crowd.get_lod_instance_count(0, 2, true), 6, "shadow_lod 2: every actor's shadow from LOD2")
 	check_eq(crowd.get_lod_instance_count(0, 0, true), 0, "and none from LOD0")
+	crowd.shadow_lod = 1
+	await frames(2)
+	check_eq([crowd.get_lod_instance_count(0, 0, true), crowd.get_lod_instance_count(0, 1, true),
+		crowd.get_lod_instance_count(0, 2, true)], [0, 4, 2],
+		"shadow_lod 1: LOD0 and LOD1 actors cast from LOD1, LOD2 actors from their own")
+	crowd.shadow_lod = -1
 	# A model without levels draws LOD0 for every actor.
 	var plain := _actors(soldier_body(), positions)
 	check_eq(plain.get_lod_counts(), PackedInt32Array([6]), "one level: all at LOD0")

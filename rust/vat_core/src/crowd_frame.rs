@@ -149,7 +149,8 @@ pub struct FrameSettings {
     pub max_lod: u8,
     /// Every actor at this level (clamped to each model's last), instead of by distance.
     pub force_lod: Option<u8>,
-    /// Shadows drawn from this level through the shadow lists (the view lists then cast none).
+    /// Shadows drawn from this level, or the actor's own where that is coarser, through the
+    /// shadow lists (the view lists then cast none).
     pub shadow_lod: Option<u8>,
     /// The crowd casts shadows at all (else no shadow lists are written and nothing is kept for
     /// its shadow).
@@ -520,8 +521,8 @@ fn add_counts(mut a: Vec<u32>, b: Vec<u32>) -> Vec<u32> {
 }
 
 /// Sorts one model's instances into its lists by their actors' classes. With `split`, every
-/// actor that casts goes to a shadow list too (of `shadow_lod`'s level, else its own); without,
-/// only the actors outside the view do.
+/// actor that casts goes to a shadow list too (of the coarser of `shadow_lod` and its own level);
+/// without, only the actors outside the view do.
 fn fill_model(
     instances: &[u32],
     classes: &[u8],
@@ -531,7 +532,7 @@ fn fill_model(
     shadow_lod: Option<u8>,
     lists: &mut [Vec<u32>],
 ) {
-    let shadow_slot = shadow_lod.map(|s| levels + usize::from(s.min(last)));
+    let shadow_floor = usize::from(shadow_lod.unwrap_or(0).min(last));
     for &texel in instances {
         let actor = (texel & 0x00ff_ffff) as usize;
         let Some(&class) = classes.get(actor) else {
@@ -548,7 +549,7 @@ fn fill_model(
             continue;
         }
         if split || class & SHADOW_ONLY != 0 {
-            lists[shadow_slot.unwrap_or(levels + level)].push(texel);
+            lists[levels + level.max(shadow_floor)].push(texel);
         }
     }
 }

@@ -345,6 +345,22 @@ fn shadows_falling_into_the_view_keep_an_actor_for_its_shadow() {
     assert_eq!(lists.0[0], vec![0]);
     assert_eq!(lists.1[0], Vec::<u32>::new());
     assert_eq!(lists.1[1], vec![0, 1]);
+    // An actor at a coarser level than shadow_lod keeps its own level for its shadow.
+    let coarse = FrameSettings {
+        force_lod: Some(2),
+        ..shadow_lod
+    };
+    let lists = run(
+        &mut frame,
+        &[inside, outside, far],
+        None,
+        &self::shape(&[soldier()], &[3]),
+        Some(&view),
+        &coarse,
+    );
+    assert_eq!(lists.0[2], vec![0]);
+    assert_eq!(lists.1[1], Vec::<u32>::new());
+    assert_eq!(lists.1[2], vec![0, 1]);
 }
 
 #[test]

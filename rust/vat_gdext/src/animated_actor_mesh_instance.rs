@@ -109,8 +109,9 @@ pub struct AnimatedActorMeshInstance {
     #[var(get = get_force_lod, set = set_force_lod)]
     #[init(val = -1)]
     force_lod: i32,
-    /// Draw every shadow from this level through shadow-only MultiMeshes; the levels drawn in
-    /// the view then cast none (-1: off, each level casts its own).
+    /// Draw every shadow from at least this level (an actor drawn coarser casts from its own)
+    /// through shadow-only MultiMeshes; the levels drawn in the view then cast none (-1: off,
+    /// each level casts its own).
     #[export]
     #[var(get = get_shadow_lod, set = set_shadow_lod)]
     #[init(val = -1)]
