@@ -12,6 +12,7 @@
 ## early keeps what it measured. The battle advances 0.1 s per
 ## frame, so its soldiers move and the blocks re-submit as in the demo. Culling and LOD are set only where the
 ## crowd nodes have the properties (`culling`, `force_lod`); without them "on" equals "off" and is not measured.
+## "On" keeps the demo's `shadow_lod`; "off" sets -1 (every level casts its own shadow, here all LOD0).
 extends SceneTree
 
 const Models := preload("res://demo/soldier_models.gd")
@@ -131,6 +132,8 @@ func _measure_battle(n: int) -> void:
 	if not has_culling and not has_lod:
 		_notes.append("%d soldiers: the crowd nodes have no culling or LOD properties; lod 'on' not measured" % n)
 	var view: Dictionary = battle.get_overview()
+	# "on" is the demo as it ships (its shadow_lod too); "off" draws every level's own shadow.
+	var demo_shadow_lod: int = nodes[0].get("shadow_lod") if has_lod else -1
 	for view_name in ["wide", "zoom"]:
 		if not _opts.views.is_empty() and not _opts.views.has(view_name):
 			continue
@@ -148,6 +151,7 @@ func _measure_battle(n: int) -> void:
 					node.set("culling", on)
 				if has_lod:
 					node.set("force_lod", -1 if on else 0)
+					node.set("shadow_lod", demo_shadow_lod if on else -1)
 			var times: Array = []
 			var vertices := 0
 			var shadow_vertices := 0
