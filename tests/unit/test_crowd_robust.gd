@@ -214,3 +214,65 @@ func test_crowds_beyond_the_index_limit_are_refused() -> void:
 	a.set_actors(PackedVector3Array([Vector3.ZERO]), PackedFloat32Array([0.0]), PackedInt32Array(), PackedFloat32Array())
 	check_eq(a.get_actor_count(), 1, "a small crowd still goes in")
 	a.submit()
+
+
+## A Logger that, on the first error containing `trigger`, calls back into `army` (a script
+## Logger runs inside the call that reported the error, so the node is still in that call).
+const REENTER := """
+extends Logger
+var army: Object
+var trigger := ""
+var results: Array = []
+var _inside := false
+
+func _log_error(function: String, file: String, line: int, code: String, rationale: String,
+		editor_notify: bool, error_type: int, script_backtraces: Array[ScriptBacktrace]) -> void:
+	if _inside or army == null or not (code + " " + rationale).contains(trigger):
+		return
+	_inside = true
+	results.append(army.add_actor(Transform3D.IDENTITY))
+	army.add_model(0)
+	army.set_actor_blend(0, 0, 0.0, 0.1)
+	results.append(army.get_actor_count())
+	results.append(army.get_model_instance_count(0))
+	results.append(army.get_lod_counts().size())
+	_inside = false
+"""
+
+
+func test_calls_from_a_callback_inside_a_call_are_refused() -> void:
+	if not _errors.available():
+		skip("no script Logger in this Godot")
+		return
+	var a := AnimatedActorMeshInstance.new()
+	a.models = [soldier_body()] as Array[VertexAnimation]
+	root.add_child(a)
+	a.begin()
+	var script := GDScript.new()
+	script.source_code = REENTER
+	check_eq(script.reload(), OK, "the callback script compiles")
+	var logger: Object = script.new()
+	logger.set("army", a)
+	OS.call("add_logger", logger)
+	_errors.take()
+	# add_actor reports the bad clip while it holds the frame: the calls made from the callback
+	# then are refused (each with one error), and nothing they would have changed is changed.
+	logger.set("trigger", "clip 99 out of range")
+	check_eq(a.add_actor(Transform3D.IDENTITY, 99), -1, "the bad clip is refused")
+	# Godot hands no Logger the errors logged inside a Logger, so the refusals' own errors
+	# cannot be counted here; a panic instead of one would fail the run ("[panic " in the log).
+	check_eq(logger.get("results"), [-1, 0, 0, 0], "calls from inside add_actor did nothing")
+	_check_errors(1, "the bad clip")
+	check_eq(a.get_actor_count(), 0, "no actor went in")
+	# The same from inside add_model, with an actor in the frame.
+	check_eq(a.add_actor(Transform3D.IDENTITY), 0, "the frame is free again after the refusals")
+	logger.set("results", [])
+	logger.set("trigger", "model index 5 out of range")
+	a.add_model(5)
+	check_eq(logger.get("results"), [-1, 0, 0, 0], "calls from inside add_model did nothing")
+	_check_errors(1, "the bad model index")
+	a.add_model(0)
+	check_eq(a.get_model_instance_count(0), 1, "add_model works again")
+	check_eq(a.get_actor_count(), 1, "still one actor")
+	OS.call("remove_logger", logger)
+	a.submit()

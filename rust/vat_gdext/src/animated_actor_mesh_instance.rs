@@ -1,5 +1,6 @@
 //! `AnimatedActorMeshInstance`: actors with equipment, filled in immediate mode every frame.
 
+use std::cell::RefCell;
 use std::time::Instant;
 
 use godot::classes::geometry_instance_3d::ShadowCastingSetting;
@@ -7,20 +8,22 @@ use godot::classes::{INode3D, Material, Node3D};
 use godot::obj::EngineEnum;
 use godot::prelude::*;
 use vat_core::clock::{clock_runs, CrowdClock};
-use vat_core::crowd::{self, ActorState, LookTable};
+use vat_core::crowd;
 use vat_core::validate;
 
 use crate::convert;
 use crate::crowd::frame_api::accessors;
-use crate::crowd::gpu::{report_once, CrowdGpu};
+use crate::crowd::gpu::CrowdGpu;
 use crate::crowd::guard::main_thread_only;
-use crate::crowd::looks::PlacedBounds;
+use crate::crowd::immediate::Frame;
 use crate::editor;
 use crate::vertex_animation::VertexAnimation;
 
 // The helpers Godot does not see live in a child module (so they keep private access).
 #[path = "crowd/actor_bulk.rs"]
 mod actor_bulk;
+#[path = "crowd/actor_frame.rs"]
+mod actor_frame;
 #[path = "crowd/actor_node.rs"]
 mod actor_node;
 #[path = "crowd/queries.rs"]
@@ -145,21 +148,9 @@ pub struct AnimatedActorMeshInstance {
     preview_error: Option<String>,
     /// The last culling-camera error reported.
     view_error: Option<String>,
-    gpu: Option<CrowdGpu>,
-    gpu_error: Option<String>,
-    clip_count: u32,
-    actor_count: usize,
-    model_counts: Vec<usize>,
-    /// Per model, one past the highest actor index its instances use (0 for none).
-    model_reach: Vec<usize>,
-    looks: Vec<LookTable>,
-    variation_counts: Vec<u32>,
-    placed: PlacedBounds,
-    /// Each actor's playback and the end times due, for `get_finished_actors`.
-    ends: vat_core::clip_end::FinishTracker,
-    /// The models (by instance id) the GPU objects were built for, to notice edits made in place
-    /// (`models.append(x)` changes the array the getter returns without calling the setter).
-    built_models: Vec<InstanceId>,
+    /// This frame's actors and models and the GPU objects, behind a `RefCell` so the per-actor
+    /// calls can take `&self` (see `crowd::immediate`).
+    frame: RefCell<Frame>,
     last_submit_usec: i64,
     last_submit_bytes: i64,
     base: Base<Node3D>,
@@ -211,7 +202,7 @@ impl INode3D for AnimatedActorMeshInstance {
             self.rebase_if_needed(old_origin);
         }
         let (time, interpolate) = (self.clock.shader_time(), self.interpolate);
-        if let Some(gpu) = &mut self.gpu {
+        if let Some(gpu) = self.gpu_mut() {
             gpu.set_time(time, interpolate);
         }
         self.update_billboard();
@@ -442,214 +433,6 @@ impl AnimatedActorMeshInstance {
                 self.speed_scale
             ),
         }
-    }
-
-    /// Starts a new frame: forgets every actor and model instance added before.
-    #[func]
-    fn begin(&mut self) {
-        main_thread_only!("AnimatedActorMeshInstance", "begin");
-        self.sync_models();
-        self.actor_count = 0;
-        self.model_counts.iter_mut().for_each(|c| *c = 0);
-        self.model_reach.iter_mut().for_each(|r| *r = 0);
-        self.looks.iter_mut().for_each(|l| l.clear());
-        self.placed = PlacedBounds::default();
-    }
-
-    /// Adds an actor at `transform` (the whole transform with `full_transform`, else its position,
-    /// yaw about +Y and uniform scale) playing
-    /// `clip` since `start_time` (crowd seconds; NAN means now) at `speed`, with `custom` as its
-    /// custom data (`inst.custom` in shaders). Returns its index for
-    /// this frame, or -1 with an error if the transform is not finite, the clip is out of range,
-    /// the speed is not finite or beyond +-65504 (an actor stores it as an f16), the start time is
-    /// not finite or beyond +-2^32 s, `custom` is not finite, or the crowd is full.
-    #[func]
-    fn add_actor(
-        &mut self,
-        transform: Transform3D,
-        #[opt(default = 0)] clip: i32,
-        #[opt(default = f64::NAN)] start_time: f64,
-        #[opt(default = 1.0)] speed: f64,
-        #[opt(default = Color::from_rgba(0.0, 0.0, 0.0, 0.0))] custom: Color,
-    ) -> i32 {
-        main_thread_only!("AnimatedActorMeshInstance", "add_actor", -1);
-        if !self.ensure_gpu() {
-            return -1;
-        }
-        let Some((position, yaw, scale)) = convert::actor_pose(transform) else {
-            godot_error!(
-                "vat_crowd: add_actor: transform is not finite ({transform:?}); actor skipped"
-            );
-            return -1;
-        };
-        if clip < 0 || clip as u32 >= self.clip_count {
-            godot_error!("vat_crowd: add_actor: clip {clip} out of range (the models have {} clips); actor skipped", self.clip_count);
-            return -1;
-        }
-        let checked = validate::speed(speed, "speed").and_then(|speed| {
-            if start_time.is_nan() {
-                return Ok((speed, self.clock.time()));
-            }
-            Ok((speed, validate::crowd_time(start_time, "start time")?))
-        });
-        let (speed, start) = match checked {
-            Ok(v) => v,
-            Err(e) => {
-                godot_error!("vat_crowd: add_actor: {e} (NAN means now); actor skipped");
-                return -1;
-            }
-        };
-        let custom = convert::rgba(custom);
-        if !custom.iter().all(|c| c.is_finite()) {
-            godot_error!("vat_crowd: add_actor: custom {custom:?} is not finite; actor skipped");
-            return -1;
-        }
-        if !self.actor_room(self.actor_count + 1, "add_actor") {
-            return -1;
-        }
-        let state = ActorState {
-            position,
-            yaw,
-            scale,
-            clip: clip as u32,
-            prev_clip: clip as u32,
-            start_time: self.clock.local(start),
-            speed,
-            ..ActorState::default()
-        };
-        let index = self.actor_count;
-        let stride = self.stride();
-        let cols = self.full_transform.then(|| convert::basis_cols(transform));
-        let gpu = self.gpu.as_mut().expect("ensured");
-        gpu.actors.reserve(index + 1);
-        let rec = &mut gpu.actors.floats_mut()[index * stride..(index + 1) * stride];
-        crowd::pack_actor_record(&state, cols, rec);
-        // Custom data costs nothing until some actor has some.
-        if gpu.custom.is_some() || custom != [0.0; 4] {
-            let texture = gpu.custom_mut(index + 1);
-            let written = vat_core::crowd_custom::write_custom_bulk(
-                texture.floats_mut_untracked(),
-                &[index as i32],
-                &[custom],
-                index + 1,
-            );
-            if written.unwrap_or(true) {
-                texture.mark_changed();
-            }
-        }
-        self.placed.add_actor(position, scale, cols);
-        self.ends.set(index, clip as u32, start, speed);
-        self.actor_count += 1;
-        index as i32
-    }
-
-    /// Makes `actor` (added this frame) cross-fade from `prev_clip`, which it had been playing
-    /// since `prev_start_time`, into its clip over `blend_time` seconds from its start time.
-    #[func]
-    fn set_actor_blend(
-        &mut self,
-        actor: i32,
-        prev_clip: i32,
-        prev_start_time: f64,
-        blend_time: f64,
-    ) {
-        main_thread_only!("AnimatedActorMeshInstance", "set_actor_blend");
-        let checked = validate::crowd_time(prev_start_time, "previous start time")
-            .and_then(|_| validate::blend_time(blend_time, "blend time"));
-        if let Err(e) = checked {
-            godot_error!("vat_crowd: set_actor_blend: {e}; nothing changed");
-            return;
-        }
-        // The previous start is passed relative to the clock's origin, as the records store
-        // start times, so the f64 argument keeps its precision after hours of play.
-        let origin = self.clock.origin();
-        let blends = crowd::BulkBlends {
-            actor_ids: &[actor],
-            prev_clips: &[prev_clip],
-            prev_start_times: &[(prev_start_time - origin) as f32],
-            blend_times: &[blend_time as f32],
-        };
-        self.apply_blends(&blends, 0.0, "set_actor_blend");
-    }
-
-    /// Attaches model `model_index` to the actor added last, with a texture `variation` and a `tint`.
-    #[func]
-    fn add_model(
-        &mut self,
-        model_index: i32,
-        #[opt(default = 0)] variation: i32,
-        #[opt(default = Color::WHITE)] tint: Color,
-    ) {
-        main_thread_only!("AnimatedActorMeshInstance", "add_model");
-        if self.actor_count == 0 {
-            godot_error!("vat_crowd: add_model called before any add_actor this frame; ignored");
-            return;
-        }
-        let Some(look) = self.look_for(model_index, variation, tint, "add_model") else {
-            return;
-        };
-        let m = model_index as usize;
-        if !self.model_room(m, self.model_counts[m] + 1, "add_model") {
-            return;
-        }
-        let gpu = self.gpu.as_mut().expect("actors exist");
-        let slot = self.model_counts[m];
-        let indices = &mut gpu.models[m].indices;
-        indices.reserve(slot + 1);
-        indices.bytes_mut()[slot * 4..slot * 4 + 4].copy_from_slice(&crowd::pack_model_instance(
-            (self.actor_count - 1) as u32,
-            look,
-        ));
-        self.model_counts[m] += 1;
-        self.model_reach[m] = self.model_reach[m].max(self.actor_count);
-    }
-
-    /// Pushes this frame's actors and models to the GPU: one texture update per data texture.
-    #[func]
-    fn submit(&mut self) {
-        main_thread_only!("AnimatedActorMeshInstance", "submit");
-        let started = Instant::now();
-        if self.sync_models() {
-            // This frame's actors were for the old models and are gone; say so once.
-            godot_error!(
-                "vat_crowd: submit: the models array was changed in place since the last begin(); \
-                 the crowd was rebuilt for the new models and this frame's actors were dropped"
-            );
-        }
-        if !self.ensure_gpu() {
-            return;
-        }
-        let time = self.clock.shader_time();
-        let interpolate = self.interpolate;
-        let request = self.frame_request(self.actor_count, self.stride());
-        let gpu = self.gpu.as_mut().expect("ensured");
-        let sent = gpu.sent_bytes();
-        let mut bounds = Vec::with_capacity(gpu.models.len());
-        for (m, model) in gpu.models.iter_mut().enumerate() {
-            model.set_looks(&self.looks[m]);
-            bounds.push(self.placed.for_model(&model.bounds));
-        }
-        gpu.submit(&self.model_counts, &bounds, time, interpolate, &request);
-        self.last_submit_bytes = (gpu.sent_bytes() - sent) as i64;
-        self.ends.finish(self.actor_count, self.clock.time());
-        self.update_billboard();
-        self.last_submit_usec = started.elapsed().as_micros() as i64;
-    }
-
-    /// Actors added this frame.
-    #[func]
-    fn get_actor_count(&self) -> i32 {
-        main_thread_only!("AnimatedActorMeshInstance", "get_actor_count");
-        self.actor_count as i32
-    }
-
-    /// Instances of model `model_index` this frame.
-    #[func]
-    fn get_model_instance_count(&self, model_index: i32) -> i32 {
-        main_thread_only!("AnimatedActorMeshInstance", "get_model_instance_count");
-        self.model_counts
-            .get(model_index as usize)
-            .map_or(0, |c| *c as i32)
     }
 
     /// CPU time of the last `submit()` in microseconds.

@@ -2,6 +2,7 @@
 //! packed arrays. A child module of the node's file (see its `#[path]`).
 
 use super::*;
+use crate::crowd::looks::PlacedBounds;
 use crate::workers;
 
 #[godot_api(secondary)]
@@ -27,8 +28,9 @@ impl AnimatedActorMeshInstance {
             prev_start_times: prev_start_times.as_slice(),
             blend_times: blend_times.as_slice(),
         };
-        let origin = self.clock.origin();
-        self.apply_blends(&blends, origin, "set_actor_blends");
+        let (origin, stride) = (self.clock.origin(), self.stride());
+        let frame = self.frame.get_mut();
+        frame.apply_blends(&blends, origin, stride, "set_actor_blends");
     }
 
     /// Replaces this frame's actors: one per position, with yaw (radians), clip (empty: 0) and
@@ -48,14 +50,15 @@ impl AnimatedActorMeshInstance {
             return;
         }
         let n = positions.len();
-        if !self.actor_room(n, "set_actors") {
-            return;
-        }
         let points = convert::vec3_slice(positions.as_slice());
         let origin = self.clock.origin() as f32;
-        let clip_count = self.clip_count;
         let (stride, full) = (self.stride(), self.full_transform);
-        let gpu = self.gpu.as_mut().expect("ensured");
+        let frame = self.frame.get_mut();
+        if !frame.actor_room(n, full, "set_actors") {
+            return;
+        }
+        let clip_count = frame.clip_count;
+        let gpu = frame.gpu.as_mut().expect("ensured");
         gpu.actors.reserve(n);
         let out = &mut gpu.actors.floats_mut()[..n * stride];
         let clips = (!clips.is_empty()).then_some(clips.as_slice());
@@ -82,9 +85,9 @@ impl AnimatedActorMeshInstance {
                 return;
             }
         };
-        self.set_actor_count(n);
-        self.placed = PlacedBounds::of_positions(&placed);
-        self.track_bulk(n, clips, starts);
+        frame.set_actor_count(n);
+        frame.placed = PlacedBounds::of_positions(&placed);
+        frame.ends.set_bulk(n, clips, starts);
     }
 
     /// Moves this frame's actors without touching their animation: `placements[i]` is actor
@@ -109,13 +112,14 @@ impl AnimatedActorMeshInstance {
         if !self.ensure_gpu() {
             return;
         }
-        let n = self.actor_count;
-        let gpu = self.gpu.as_mut().expect("ensured");
+        let frame = self.frame.get_mut();
+        let n = frame.actor_count;
+        let gpu = frame.gpu.as_mut().expect("ensured");
         gpu.actors.reserve(n);
         let records = &mut gpu.actors.floats_mut()[..n * crowd::ACTOR_FLOATS];
         let placements = convert::vec4_slice(placements.as_slice());
         match vat_core::crowd_move::move_actors_bulk(records, placements) {
-            Ok(positions) => self.placed = self.placed.moved(&positions),
+            Ok(positions) => frame.placed = frame.placed.moved(&positions),
             Err(e) => godot_error!("vat_crowd: set_actor_placements: {e}; nothing changed"),
         }
     }
@@ -137,9 +141,10 @@ impl AnimatedActorMeshInstance {
         if !self.ensure_gpu() {
             return;
         }
-        let (n, stride, clip_count) = (self.actor_count, self.stride(), self.clip_count);
-        let origin = self.clock.origin() as f32;
-        let gpu = self.gpu.as_mut().expect("ensured");
+        let (stride, origin) = (self.stride(), self.clock.origin() as f32);
+        let frame = self.frame.get_mut();
+        let (n, clip_count) = (frame.actor_count, frame.clip_count);
+        let gpu = frame.gpu.as_mut().expect("ensured");
         gpu.actors.reserve(n);
         let records = &mut gpu.actors.floats_mut()[..n * stride];
         let changed = vat_core::crowd_move::set_clips_bulk(
@@ -154,7 +159,8 @@ impl AnimatedActorMeshInstance {
         match changed {
             Ok(changes) => {
                 for c in changes {
-                    self.ends
+                    frame
+                        .ends
                         .set(c.actor, c.clip, f64::from(c.start_time), c.speed);
                 }
             }
@@ -187,12 +193,13 @@ impl AnimatedActorMeshInstance {
             return;
         }
         let n = transforms.len() / crowd::TRANSFORM_FLOATS;
-        if !self.actor_room(n, "set_actor_transforms") {
+        let origin = self.clock.origin() as f32;
+        let frame = self.frame.get_mut();
+        if !frame.actor_room(n, true, "set_actor_transforms") {
             return;
         }
-        let origin = self.clock.origin() as f32;
-        let clip_count = self.clip_count;
-        let gpu = self.gpu.as_mut().expect("ensured");
+        let clip_count = frame.clip_count;
+        let gpu = frame.gpu.as_mut().expect("ensured");
         gpu.actors.reserve(n);
         let out = &mut gpu.actors.floats_mut()[..n * crowd::ACTOR_FLOATS_FULL];
         let clips = (!clips.is_empty()).then_some(clips.as_slice());
@@ -203,9 +210,9 @@ impl AnimatedActorMeshInstance {
         });
         match packed {
             Ok(placed) => {
-                self.set_actor_count(n);
-                self.track_bulk(n, clips, starts);
-                self.placed = PlacedBounds::of_transforms(&placed);
+                frame.set_actor_count(n);
+                frame.ends.set_bulk(n, clips, starts);
+                frame.placed = PlacedBounds::of_transforms(&placed);
             }
             Err(e) => godot_error!(
                 "vat_crowd: set_actor_transforms: {e}; this frame's actors were not changed"
@@ -226,8 +233,11 @@ impl AnimatedActorMeshInstance {
         #[opt(default = Color::WHITE)] tint: Color,
     ) {
         main_thread_only!("AnimatedActorMeshInstance", "set_model_actors");
-        let ids = actor_ids.as_slice();
-        self.fill_model_actors(model_index, ids, variation, tint, false, "set_model_actors");
+        let gd = self.to_gd().upcast::<Node3D>();
+        let owner = move || gd.clone();
+        let (setup, frame) = self.parts(&owner);
+        let (ids, look) = (actor_ids.as_slice(), (variation, tint));
+        frame.fill_model_actors(&setup, model_index, ids, look, false, "set_model_actors");
     }
 
     /// Appends instances to model `model_index` this frame, after those of `set_model_actors`,
@@ -243,8 +253,11 @@ impl AnimatedActorMeshInstance {
         #[opt(default = Color::WHITE)] tint: Color,
     ) {
         main_thread_only!("AnimatedActorMeshInstance", "add_model_actors");
-        let ids = actor_ids.as_slice();
-        self.fill_model_actors(model_index, ids, variation, tint, true, "add_model_actors");
+        let gd = self.to_gd().upcast::<Node3D>();
+        let owner = move || gd.clone();
+        let (setup, frame) = self.parts(&owner);
+        let (ids, look) = (actor_ids.as_slice(), (variation, tint));
+        frame.fill_model_actors(&setup, model_index, ids, look, true, "add_model_actors");
     }
 
     /// Sets the custom data (`inst.custom` in shaders: health, selection glow, hit flash) of
@@ -259,8 +272,9 @@ impl AnimatedActorMeshInstance {
         if !self.ensure_gpu() {
             return;
         }
-        let n = self.actor_count;
-        let gpu = self.gpu.as_mut().expect("ensured");
+        let frame = self.frame.get_mut();
+        let n = frame.actor_count;
+        let gpu = frame.gpu.as_mut().expect("ensured");
         let had = gpu.custom.is_some();
         let texture = gpu.custom_mut(n);
         let written = vat_core::crowd_custom::write_custom_bulk(

@@ -1,84 +1,65 @@
-//! `AnimatedActorMeshInstance`'s helpers that Godot does not see: GPU setup, limits, model
-//! lists, blends and the clock rebase. A child module of the node's file (see its `#[path]`).
+//! `AnimatedActorMeshInstance`'s helpers that Godot does not see: the way to its frame (see
+//! `crowd::immediate`), GPU setup and the clock rebase. A child module of the node's file (see
+//! its `#[path]`).
+
+use std::cell::Ref;
 
 use super::*;
-use crate::workers;
+use crate::crowd::immediate::{read_frame, Frame, Setup};
 
 impl AnimatedActorMeshInstance {
+    /// What the frame reads from the node, for a `&self` call (`owner` gives the node).
+    pub(super) fn setup<'a>(&'a self, owner: &'a dyn Fn() -> Gd<Node3D>) -> Setup<'a> {
+        Setup {
+            models: &self.models,
+            overrides: &self.material_overrides,
+            cast_shadow: self.cast_shadow,
+            full_transform: self.full_transform,
+            clock: &self.clock,
+            owner,
+        }
+    }
+
+    /// What the frame reads from the node, and the frame, for a `&mut self` call: gdext runs no
+    /// other call on the node meanwhile, so no borrow of the frame can be out.
+    pub(super) fn parts<'a>(
+        &'a mut self,
+        owner: &'a dyn Fn() -> Gd<Node3D>,
+    ) -> (Setup<'a>, &'a mut Frame) {
+        let setup = Setup {
+            models: &self.models,
+            overrides: &self.material_overrides,
+            cast_shadow: self.cast_shadow,
+            full_transform: self.full_transform,
+            clock: &self.clock,
+            owner,
+        };
+        (setup, self.frame.get_mut())
+    }
+
+    /// The crowd's GPU objects for a `&self` call named `what` (none before they are built, or
+    /// after reporting that another call on the node holds the frame).
+    pub(crate) fn gpu_ref(&self, what: &str) -> Option<Ref<'_, CrowdGpu>> {
+        let frame = read_frame(&self.frame, "AnimatedActorMeshInstance", what)?;
+        Ref::filter_map(frame, |f| f.gpu.as_ref()).ok()
+    }
+
+    /// The crowd's GPU objects, for a `&mut self` call.
+    pub(crate) fn gpu_mut(&mut self) -> Option<&mut CrowdGpu> {
+        self.frame.get_mut().gpu.as_mut()
+    }
+
     /// Runs the crowd frame again if the camera, the node or a culling or LOD property changed
     /// since it last ran (called every process frame).
     pub(super) fn refresh_frame(&mut self) {
-        if self.gpu.is_none() {
+        let frame = self.frame.get_mut();
+        if frame.gpu.is_none() {
             return;
         }
-        let request = self.frame_request(self.actor_count, self.stride());
-        if let Some(gpu) = &mut self.gpu {
+        let actors = frame.actor_count;
+        let request = self.frame_request(actors, self.stride());
+        if let Some(gpu) = self.gpu_mut() {
             gpu.refresh(&request);
-        }
-    }
-
-    /// Sets this frame's actor count from a bulk call. A model list that indexes actors beyond
-    /// it would draw stale records, so it is dropped (the usual order, `set_actors` then
-    /// `set_model_actors`, sets it again).
-    pub(super) fn set_actor_count(&mut self, n: usize) {
-        self.actor_count = n;
-        for (count, reach) in self
-            .model_counts
-            .iter_mut()
-            .zip(self.model_reach.iter_mut())
-        {
-            if *reach > n {
-                (*count, *reach) = (0, 0);
-            }
-        }
-    }
-
-    /// Applies cross-fades to this frame's actors, or reports why not (nothing changed).
-    /// `origin` puts the records' stored start times (relative to the clock's origin) in the
-    /// time frame of `blends`' previous start times: the clock's origin when those are crowd
-    /// seconds, 0 when they are already relative to it.
-    pub(super) fn apply_blends(&mut self, blends: &crowd::BulkBlends, origin: f64, what: &str) {
-        let (n, stride, clip_count) = (self.actor_count, self.stride(), self.clip_count);
-        let Some(gpu) = self.gpu.as_mut() else {
-            godot_error!("vat_crowd: {what}: no actors this frame");
-            return;
-        };
-        let records = &mut gpu.actors.floats_mut()[..n * stride];
-        let applied = workers::install_for(blends.actor_ids.len(), || {
-            crowd::apply_blends_bulk(records, stride, blends, clip_count, origin)
-        });
-        if let Err(e) = applied {
-            godot_error!("vat_crowd: {what}: {e}; nothing changed");
-        }
-    }
-
-    /// True if a frame of `n` actors fits (the 24-bit actor index, the renderer's texture size);
-    /// else reports the limit. Needs the GPU objects.
-    pub(super) fn actor_room(&self, n: usize, what: &str) -> bool {
-        let Some(gpu) = &self.gpu else {
-            return false;
-        };
-        let texels = crowd::record_texels(self.full_transform);
-        match crowd::check_item_count("actors", n, texels, gpu.max_texture_size) {
-            Ok(()) => true,
-            Err(e) => {
-                godot_error!("vat_crowd: {what}: {e}; this frame's actors were not changed");
-                false
-            }
-        }
-    }
-
-    /// True if model `m` can hold `n` instances (one texel each); else reports the limit.
-    pub(super) fn model_room(&self, m: usize, n: usize, what: &str) -> bool {
-        let Some(gpu) = &self.gpu else {
-            return false;
-        };
-        match crowd::check_item_count("model instances", n, 1, gpu.max_texture_size) {
-            Ok(()) => true,
-            Err(e) => {
-                godot_error!("vat_crowd: {what}(model {m}): {e}; model not changed");
-                false
-            }
         }
     }
 
@@ -90,194 +71,26 @@ impl AnimatedActorMeshInstance {
     /// Rebuilds the GPU objects (dropping this frame's actors) if `models` no longer holds what
     /// they were built for, as after `models.append(x)`; returns whether it did.
     pub(super) fn sync_models(&mut self) -> bool {
-        if self.gpu.is_none() {
-            return false;
-        }
-        let same = self.models.len() == self.built_models.len()
-            && self
-                .models
-                .iter_shared()
-                .zip(&self.built_models)
-                .all(|(m, id)| m.is_some_and(|m| m.instance_id() == *id));
-        if !same {
-            self.reset_gpu();
-        }
-        !same
+        let gd = self.to_gd().upcast::<Node3D>();
+        let owner = move || gd.clone();
+        let (setup, frame) = self.parts(&owner);
+        frame.sync_models(&setup)
     }
 
+    /// Frees the GPU objects (built again on next use) and forgets this frame's actors.
     pub(super) fn reset_gpu(&mut self) {
-        if let Some(gpu) = self.gpu.take() {
-            gpu.free();
-        }
-        self.gpu_error = None;
-        self.begin();
+        self.frame.get_mut().reset_gpu();
     }
 
     /// Builds the GPU objects on first use; reports a bad model set once.
     pub(super) fn ensure_gpu(&mut self) -> bool {
-        if self.gpu.is_some() {
+        if self.frame.get_mut().gpu.is_some() {
             return true;
         }
-        match self.build_gpu() {
-            Ok(()) => true,
-            Err(e) => {
-                let name = self.base().get_name().to_string();
-                report_once(&mut self.gpu_error, &name, e);
-                false
-            }
-        }
-    }
-
-    pub(super) fn build_gpu(&mut self) -> Result<(), String> {
-        // The same checks the editor shows as configuration warnings; the first one is the error.
-        if let Some(problem) = crate::editor::model_problems(&self.models)
-            .into_iter()
-            .next()
-        {
-            return Err(problem);
-        }
-        let models: Vec<Gd<VertexAnimation>> = self.models.iter_shared().flatten().collect();
-        let first = models[0].bind().clips();
-        let overrides: Vec<Option<Gd<Material>>> = self.material_overrides.iter_shared().collect();
-        let mut owner = self.to_gd().upcast::<Node3D>();
-        let gpu = CrowdGpu::new(
-            &mut owner,
-            &models,
-            &overrides,
-            shadow_setting(self.cast_shadow),
-            self.full_transform,
-        )?;
-        self.clip_count = first.len() as u32;
-        self.ends.reset(first);
-        self.built_models = models.iter().map(|m| m.instance_id()).collect();
-        self.model_counts = vec![0; models.len()];
-        self.model_reach = vec![0; models.len()];
-        self.looks = (0..models.len()).map(|_| LookTable::new()).collect();
-        self.variation_counts = models
-            .iter()
-            .map(|m| {
-                m.bind()
-                    .get_variations()
-                    .map_or(1, |v| v.get_layers().max(1) as u32)
-            })
-            .collect();
-        self.gpu = Some(gpu);
-        Ok(())
-    }
-
-    /// Writes one instance of model `model_index` per actor id, with one look, either replacing
-    /// the model's instances (and look table) or after them; nothing changes on an error.
-    pub(super) fn fill_model_actors(
-        &mut self,
-        model_index: i32,
-        actor_ids: &[i32],
-        variation: i32,
-        tint: Color,
-        append: bool,
-        what: &str,
-    ) {
-        let Some(m) = self.model_for_look(model_index, variation, what) else {
-            return;
-        };
-        // A replaced list gets a fresh look table, adopted only if the call succeeds.
-        let mut fresh = LookTable::new();
-        let table = if append {
-            &mut self.looks[m]
-        } else {
-            &mut fresh
-        };
-        let look = match table.index_of(convert::rgba(tint), variation as u32) {
-            Ok(look) => look,
-            Err(e) => {
-                godot_error!("vat_crowd: {what}: {e}");
-                return;
-            }
-        };
-        let first = if append { self.model_counts[m] } else { 0 };
-        let n = actor_ids.len();
-        if !self.model_room(m, first + n, what) {
-            return;
-        }
-        let actor_count = self.actor_count as u32;
-        let gpu = self.gpu.as_mut().expect("checked");
-        let indices = &mut gpu.models[m].indices;
-        indices.reserve(first + n);
-        let out = &mut indices.bytes_mut_untracked()[first * 4..(first + n) * 4];
-        let packed = workers::install_for(n, || {
-            crowd::pack_model_instances_bulk(out, actor_ids, look, actor_count)
-        });
-        let packed = match packed {
-            Ok(packed) => packed,
-            Err(e) => {
-                godot_error!("vat_crowd: {what}(model {model_index}): {e}; model not changed");
-                return;
-            }
-        };
-        // The same list as last frame (steady equipment) is not uploaded again.
-        if packed.changed {
-            indices.mark_changed();
-        }
-        if !append {
-            self.looks[m] = fresh;
-        }
-        self.model_reach[m] = if append {
-            self.model_reach[m].max(packed.reach)
-        } else {
-            packed.reach
-        };
-        self.model_counts[m] = first + n;
-    }
-
-    /// Checks that model `model_index` exists and has `variation`; returns the model's index.
-    pub(super) fn model_for_look(
-        &mut self,
-        model_index: i32,
-        variation: i32,
-        what: &str,
-    ) -> Option<usize> {
-        if !self.ensure_gpu() {
-            return None;
-        }
-        if model_index >= 0 && model_index as usize >= self.model_counts.len() && self.sync_models()
-        {
-            // `models` grew in place (e.g. `models.append(x)`): rebuilt for the new models.
-            if !self.ensure_gpu() {
-                return None;
-            }
-        }
-        if model_index < 0 || model_index as usize >= self.model_counts.len() {
-            godot_error!(
-                "vat_crowd: {what}: model index {model_index} out of range ({} models)",
-                self.model_counts.len()
-            );
-            return None;
-        }
-        let m = model_index as usize;
-        if variation < 0 || variation as u32 >= self.variation_counts[m] {
-            godot_error!(
-                "vat_crowd: {what}: variation {variation} out of range (model {model_index} has {})",
-                self.variation_counts[m]
-            );
-            return None;
-        }
-        Some(m)
-    }
-
-    pub(super) fn look_for(
-        &mut self,
-        model_index: i32,
-        variation: i32,
-        tint: Color,
-        what: &str,
-    ) -> Option<u8> {
-        let m = self.model_for_look(model_index, variation, what)?;
-        match self.looks[m].index_of(convert::rgba(tint), variation as u32) {
-            Ok(look) => Some(look),
-            Err(e) => {
-                godot_error!("vat_crowd: {what}: {e}");
-                None
-            }
-        }
+        let gd = self.to_gd().upcast::<Node3D>();
+        let owner = move || gd.clone();
+        let (setup, frame) = self.parts(&owner);
+        frame.ensure_gpu(&setup)
     }
 
     /// After the clock's origin moved, shifts every stored start time so poses do not jump.
@@ -286,11 +99,7 @@ impl AnimatedActorMeshInstance {
         if delta == 0.0 {
             return;
         }
-        let (n, stride) = (self.actor_count, self.stride());
-        if let Some(gpu) = &mut self.gpu {
-            gpu.actors.floats_mut()[..n * stride]
-                .chunks_exact_mut(stride)
-                .for_each(|a| a[4] -= delta);
-        }
+        let stride = self.stride();
+        self.frame.get_mut().rebase(delta, stride);
     }
 }

@@ -30,14 +30,14 @@ impl AnimatedActorMeshInstance {
         let Some(wanted) = wanted else {
             if self.preview.take().is_some() {
                 self.begin();
-                if self.gpu.is_some() {
+                if self.frame.get_mut().gpu.is_some() {
                     self.submit();
                 }
             }
             return false;
         };
         let n = wanted.positions.len();
-        if self.preview.as_ref() == Some(&wanted) && self.actor_count == n {
+        if self.preview.as_ref() == Some(&wanted) && self.frame.get_mut().actor_count == n {
             return true;
         }
         // A change, a rebuild, or actors added by a tool script: the preview owns the node here.

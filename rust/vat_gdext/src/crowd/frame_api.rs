@@ -3,7 +3,9 @@
 //! be in each class's primary `#[godot_api]` block, so they are written there, each one line
 //! over [`accessors`] helpers). The class must have the fields `culling`, `culling_camera`, `lod_bias`, `max_lod`,
 //! `force_lod`, `shadow_lod`, `lod_debug_colors`, `lod_interpolate`, `cast_shadow`, `billboard`,
-//! `clock`, `gpu` and `view_error`.
+//! `clock` and `view_error`, and the methods `gpu_ref(&self, what)` (the GPU objects for a
+//! `&self` call named `what`, as an `Option` of something that derefs to `CrowdGpu`) and
+//! `gpu_mut(&mut self)`.
 
 /// Expands the shared culling and LOD API for `$class` (its name as a string literal in `$name`).
 macro_rules! frame_api {
@@ -15,9 +17,10 @@ macro_rules! frame_api {
             #[func]
             fn get_lod_counts(&self) -> PackedInt32Array {
                 main_thread_only!($name, "get_lod_counts");
-                self.gpu.as_ref().map_or_else(PackedInt32Array::new, |g| {
-                    g.lod_counts().iter().map(|&c| c as i32).collect()
-                })
+                self.gpu_ref("get_lod_counts")
+                    .map_or_else(PackedInt32Array::new, |g| {
+                        g.lod_counts().iter().map(|&c| c as i32).collect()
+                    })
             }
 
             /// Instances of model `model` drawn in the view at level `lod` in the last frame
@@ -36,7 +39,7 @@ macro_rules! frame_api {
                 if model < 0 || lod < 0 {
                     return 0;
                 }
-                self.gpu.as_ref().map_or(0, |g| {
+                self.gpu_ref("get_lod_instance_count").map_or(0, |g| {
                     g.slot_count(model as usize, lod as usize, shadow) as i32
                 })
             }
@@ -46,7 +49,8 @@ macro_rules! frame_api {
             #[func]
             fn get_drawn_vertex_count(&self) -> i64 {
                 main_thread_only!($name, "get_drawn_vertex_count");
-                self.gpu.as_ref().map_or(0, |g| g.drawn_vertices())
+                self.gpu_ref("get_drawn_vertex_count")
+                    .map_or(0, |g| g.drawn_vertices())
             }
 
             /// Vertices the last frame gives each shadow split at most: the instances of every
@@ -55,7 +59,8 @@ macro_rules! frame_api {
             #[func]
             fn get_drawn_shadow_vertex_count(&self) -> i64 {
                 main_thread_only!($name, "get_drawn_shadow_vertex_count");
-                self.gpu.as_ref().map_or(0, |g| g.shadow_vertices())
+                self.gpu_ref("get_drawn_shadow_vertex_count")
+                    .map_or(0, |g| g.shadow_vertices())
             }
         }
 
@@ -68,7 +73,7 @@ macro_rules! frame_api {
                 } else {
                     None
                 };
-                if let Some(gpu) = &mut self.gpu {
+                if let Some(gpu) = self.gpu_mut() {
                     gpu.set_billboard(camera);
                 }
             }

@@ -6,6 +6,9 @@
 //! call each) and ends its frame in `submit()`.
 
 use super::*;
+use crate::crowd::immediate::read_frame;
+
+const NODE: &str = "AnimatedActorMeshInstance";
 
 #[godot_api(secondary)]
 impl AnimatedActorMeshInstance {
@@ -17,9 +20,12 @@ impl AnimatedActorMeshInstance {
     #[func]
     fn get_actor_clip_time(&self, actor: i32) -> f64 {
         main_thread_only!("AnimatedActorMeshInstance", "get_actor_clip_time", -1.0);
-        let n = self.actor_count;
+        let Some(frame) = read_frame(&self.frame, NODE, "get_actor_clip_time") else {
+            return -1.0;
+        };
+        let n = frame.actor_count;
         let time = (actor >= 0 && (actor as usize) < n)
-            .then(|| self.ends.clip_time(actor as usize, self.clock.time()))
+            .then(|| frame.ends.clip_time(actor as usize, self.clock.time()))
             .flatten();
         time.unwrap_or_else(|| {
             godot_error!(
@@ -41,14 +47,9 @@ impl AnimatedActorMeshInstance {
     #[func]
     fn get_finished_actors(&self) -> PackedInt32Array {
         main_thread_only!("AnimatedActorMeshInstance", "get_finished_actors");
-        PackedInt32Array::from(self.ends.finished())
-    }
-}
-
-impl AnimatedActorMeshInstance {
-    /// Records the playback of actors `0..n` just set by a bulk call (speed 1; empty arrays mean
-    /// clip 0 and start time 0, as the bulk calls read them).
-    pub(super) fn track_bulk(&mut self, n: usize, clips: Option<&[i32]>, starts: Option<&[f32]>) {
-        self.ends.set_bulk(n, clips, starts);
+        read_frame(&self.frame, NODE, "get_finished_actors")
+            .map_or_else(PackedInt32Array::new, |f| {
+                PackedInt32Array::from(f.ends.finished())
+            })
     }
 }

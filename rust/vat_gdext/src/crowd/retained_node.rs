@@ -22,6 +22,16 @@ pub(super) fn play(inst: &mut Instance, now: f64, p: Playing) {
 }
 
 impl AnimatedMeshInstance {
+    /// The crowd's GPU objects (none before they are built), as `frame_api!` asks for them.
+    pub(crate) fn gpu_ref(&self, _what: &str) -> Option<&CrowdGpu> {
+        self.gpu.as_ref()
+    }
+
+    /// The crowd's GPU objects, for a `&mut self` call.
+    pub(crate) fn gpu_mut(&mut self) -> Option<&mut CrowdGpu> {
+        self.gpu.as_mut()
+    }
+
     /// Runs the crowd frame again if the camera, the node or a culling or LOD property changed
     /// since it last ran.
     pub(super) fn refresh_frame(&mut self) {
