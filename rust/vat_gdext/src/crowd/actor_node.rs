@@ -7,17 +7,25 @@ use std::cell::Ref;
 use super::*;
 use crate::crowd::immediate::{read_frame, Frame, Setup};
 
+/// The node's fields the frame reads, borrowed field by field (so `parts` can lend the frame
+/// beside them).
+macro_rules! setup_of {
+    ($node:expr, $owner:expr) => {
+        Setup {
+            models: &$node.models,
+            overrides: &$node.material_overrides,
+            cast_shadow: $node.cast_shadow,
+            full_transform: $node.full_transform,
+            clock: &$node.clock,
+            owner: $owner,
+        }
+    };
+}
+
 impl AnimatedActorMeshInstance {
     /// What the frame reads from the node, for a `&self` call (`owner` gives the node).
     pub(super) fn setup<'a>(&'a self, owner: &'a dyn Fn() -> Gd<Node3D>) -> Setup<'a> {
-        Setup {
-            models: &self.models,
-            overrides: &self.material_overrides,
-            cast_shadow: self.cast_shadow,
-            full_transform: self.full_transform,
-            clock: &self.clock,
-            owner,
-        }
+        setup_of!(self, owner)
     }
 
     /// What the frame reads from the node, and the frame, for a `&mut self` call: gdext runs no
@@ -26,14 +34,7 @@ impl AnimatedActorMeshInstance {
         &'a mut self,
         owner: &'a dyn Fn() -> Gd<Node3D>,
     ) -> (Setup<'a>, &'a mut Frame) {
-        let setup = Setup {
-            models: &self.models,
-            overrides: &self.material_overrides,
-            cast_shadow: self.cast_shadow,
-            full_transform: self.full_transform,
-            clock: &self.clock,
-            owner,
-        };
+        let setup = setup_of!(self, owner);
         (setup, self.frame.get_mut())
     }
 
