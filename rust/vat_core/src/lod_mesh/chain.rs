@@ -1,8 +1,9 @@
 //! The whole chain: weld (LOD0), simplify (LOD1), remesh (LOD2), one shared column list.
 
 use super::checked::checked_lod1;
+use super::silhouette::SourceSilhouettes;
 use super::weld::weld;
-use super::{check_silhouettes, LodChain, LodSettings, LodSource, SilhouetteReport};
+use super::{LodChain, LodSettings, LodSource, SilhouetteReport};
 use crate::error::{Result, VatError};
 
 /// Builds LOD0 (the source welded), LOD1 (LOD0 simplified per piece, on LOD0's vertices,
@@ -44,7 +45,8 @@ pub fn build_checked_chain(
     if lod0.level.triangle_count() == 0 {
         return Err(no_triangles("every triangle collapsed when welding"));
     }
-    let (lod1, lod1_report) = checked_lod1(source, &lod0, settings, poses)?;
+    let masks = SourceSilhouettes::new(source, poses);
+    let (lod1, lod1_report) = checked_lod1(source, &lod0, settings, &masks)?;
     if settings.lod2_triangles as usize >= lod1.triangle_count() {
         // A small piece (a sword) whose LOD1 is already below LOD2's target: LOD1 is its
         // coarsest level, and a remesh could only add triangles.
@@ -55,7 +57,7 @@ pub fn build_checked_chain(
         return Ok((chain, vec![None, Some(lod1_report)]));
     }
     let (mut lod2, lod2_columns, lod2_report) =
-        best_lod2(source, settings, poses, lod1.triangle_count())?;
+        best_lod2(source, settings, poses, &masks, lod1.triangle_count())?;
     let mut columns = lod0.columns;
     let offset = columns.len() as u32;
     for v in &mut lod2.vertices {
@@ -101,22 +103,32 @@ fn best_lod2(
     source: &LodSource,
     settings: &LodSettings,
     poses: &[Vec<glam::Vec3>],
+    masks: &SourceSilhouettes,
     lod1_triangles: usize,
 ) -> Result<(
     super::LodLevel,
     Vec<super::ColumnSource>,
     Option<SilhouetteReport>,
 )> {
-    best_lod2_with(source, settings, poses, lod1_triangles, |_, report| {
-        report.passes()
-    })
+    best_lod2_with(
+        source,
+        settings,
+        poses,
+        masks,
+        lod1_triangles,
+        |_, report| report.passes(),
+    )
 }
 
-/// [`best_lod2`] with `pass` deciding which candidates (level and report) pass.
+/// [`best_lod2`] with `pass` deciding which candidates (level and report) pass. Candidates are
+/// checked only until they fail ([`SourceSilhouettes::check_until_failed`], from the previous
+/// candidate's worst pose); a report cut short never passes, and the candidate kept after all
+/// failed is checked in full.
 fn best_lod2_with(
     source: &LodSource,
     settings: &LodSettings,
     poses: &[Vec<glam::Vec3>],
+    masks: &SourceSilhouettes,
     lod1_triangles: usize,
     pass: impl Fn(&super::LodLevel, &SilhouetteReport) -> bool,
 ) -> Result<(
@@ -135,8 +147,15 @@ fn best_lod2_with(
         let extent = (b.max - b.min).max_element();
         voxels.extend(FINER_CELLS.iter().map(|cells| extent / cells));
     }
-    let mut best: Option<(SilhouetteReport, super::LodLevel, Vec<super::ColumnSource>)> = None;
+    // The best candidate so far: its report, whether that saw every pose, the level, its columns.
+    let mut best: Option<(
+        SilhouetteReport,
+        bool,
+        super::LodLevel,
+        Vec<super::ColumnSource>,
+    )> = None;
     let mut first_error = None;
+    let mut first_pose = 0;
     'targets: for target in lod2_targets(settings, lod1_triangles) {
         for &voxel in &voxels {
             for by_part in [false, true] {
@@ -152,8 +171,9 @@ fn best_lod2_with(
                     levels: vec![level],
                     columns,
                 };
-                let report = check_silhouettes(source, &chain, 0, poses);
-                let passed = pass(&chain.levels[0], &report);
+                let (report, complete) = masks.check_until_failed(&chain, 0, first_pose);
+                first_pose = report.worst_pose;
+                let passed = complete && pass(&chain.levels[0], &report);
                 let better = best
                     .as_ref()
                     .is_none_or(|(r, ..)| report.score() < r.score());
@@ -162,7 +182,7 @@ fn best_lod2_with(
                         mut levels,
                         columns,
                     } = chain;
-                    best = Some((report, levels.remove(0), columns));
+                    best = Some((report, complete, levels.remove(0), columns));
                 }
                 if passed {
                     break 'targets;
@@ -171,7 +191,19 @@ fn best_lod2_with(
         }
     }
     match (best, first_error) {
-        (Some((report, level, columns)), _) => Ok((level, columns, Some(report))),
+        (Some((report, true, level, columns)), _) => Ok((level, columns, Some(report))),
+        (Some((_, false, level, columns)), _) => {
+            let chain = LodChain {
+                levels: vec![level],
+                columns,
+            };
+            let report = masks.check(&chain, 0);
+            let LodChain {
+                mut levels,
+                columns,
+            } = chain;
+            Ok((levels.remove(0), columns, Some(report)))
+        }
         (None, Some(e)) => Err(e),
         (None, None) => unreachable!("at least one candidate was tried"),
     }

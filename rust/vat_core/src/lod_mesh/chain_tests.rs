@@ -163,8 +163,9 @@ fn a_lod2_that_fails_is_rebuilt_at_a_larger_target() {
         targets.len() >= 2,
         "{targets:?} under LOD1 {lod1_triangles}"
     );
+    let masks = SourceSilhouettes::new(&source, &poses);
     let best = |pass: &dyn Fn(&LodLevel, &SilhouetteReport) -> bool| {
-        best_lod2_with(&source, &s, &poses, lod1_triangles, pass).unwrap()
+        best_lod2_with(&source, &s, &poses, &masks, lod1_triangles, pass).unwrap()
     };
     // Everything passes: the first candidate at the target.
     let (first, _, report) = best(&|_, _| true);

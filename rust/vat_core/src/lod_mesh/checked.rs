@@ -5,19 +5,18 @@
 //! same window (`lod1_ratio * 45/52 ..= lod1_ratio * 60/52`) until it passes. LOD1 uses only
 //! LOD0's vertices and columns, so nothing else in the chain changes.
 
-use glam::Vec3;
-
+use super::silhouette::SourceSilhouettes;
 use super::simplify::{simplify_lod1, simplify_lod1_to, WINDOW};
 use super::weld::Welded;
-use super::{check_silhouettes, LodChain, LodLevel, LodSettings, LodSource, SilhouetteReport};
+use super::{LodChain, LodLevel, LodSettings, LodSource, SilhouetteReport};
 use crate::error::Result;
 
 /// Where the retries aim, as fractions of the way from `lod1_ratio` to the window's top (the
 /// last stays a little below it, so a search that lands just over its target is still inside).
 const RETRY_STEPS: [f32; 3] = [1.0 / 3.0, 2.0 / 3.0, 0.95];
 
-/// LOD1 of `lod0` that passes the silhouette check ([`SilhouetteReport::passes`]) over `poses`
-/// (the reference pose if there are none): the first build, else the first retry that passes,
+/// LOD1 of `lod0` that passes the silhouette check ([`SilhouetteReport::passes`]) against
+/// `masks`: the first build, else the first retry that passes,
 /// else the attempt with the best [`SilhouetteReport::score`] (the bake's own check then drops
 /// it), with its report. A retry that misses the window ends the retries. Errors: those of the
 /// first build.
@@ -25,17 +24,20 @@ pub(crate) fn checked_lod1(
     source: &LodSource,
     lod0: &Welded,
     settings: &LodSettings,
-    poses: &[Vec<Vec3>],
+    masks: &SourceSilhouettes,
 ) -> Result<(LodLevel, SilhouetteReport)> {
-    checked_lod1_with(source, lod0, settings, poses, SilhouetteReport::passes)
+    checked_lod1_with(source, lod0, settings, masks, SilhouetteReport::passes)
 }
 
-/// [`checked_lod1`] with `pass` deciding which reports pass.
+/// [`checked_lod1`] with `pass` deciding which reports pass. Attempts are checked only until
+/// they fail ([`SourceSilhouettes::check_until_failed`], from the previous attempt's worst
+/// pose); a report cut short never passes, and the attempt kept after all failed is checked
+/// in full.
 fn checked_lod1_with(
     source: &LodSource,
     lod0: &Welded,
     settings: &LodSettings,
-    poses: &[Vec<Vec3>],
+    masks: &SourceSilhouettes,
     pass: impl Fn(&SilhouetteReport) -> bool,
 ) -> Result<(LodLevel, SilhouetteReport)> {
     // LOD1 alone over LOD0's columns: all the check needs.
@@ -43,9 +45,9 @@ fn checked_lod1_with(
         levels: vec![simplify_lod1(source, lod0, settings)?],
         columns: lod0.columns.clone(),
     };
-    // The report of the level `alone` holds.
-    let mut best = check_silhouettes(source, &alone, 0, poses);
-    if pass(&best) {
+    // The report of the level `alone` holds, and whether it saw every pose.
+    let (mut best, mut complete) = masks.check_until_failed(&alone, 0, 0);
+    if complete && pass(&best) {
         return Ok((alone.levels.remove(0), best));
     }
     let top = settings.lod1_ratio * WINDOW.1;
@@ -55,16 +57,18 @@ fn checked_lod1_with(
             break;
         };
         let previous = std::mem::replace(&mut alone.levels[0], lod1);
-        let report = check_silhouettes(source, &alone, 0, poses);
-        if pass(&report) {
-            best = report;
-            break;
+        let (report, seen_all) = masks.check_until_failed(&alone, 0, best.worst_pose);
+        if seen_all && pass(&report) {
+            return Ok((alone.levels.remove(0), report));
         }
         if report.score() < best.score() {
-            best = report;
+            (best, complete) = (report, seen_all);
         } else {
             alone.levels[0] = previous;
         }
+    }
+    if !complete {
+        best = masks.check(&alone, 0);
     }
     Ok((alone.levels.remove(0), best))
 }

@@ -1,4 +1,7 @@
+use glam::Vec3;
+
 use super::*;
+use crate::lod_mesh::check_silhouettes;
 use crate::lod_mesh::test_meshes::capsule_limb;
 use crate::lod_mesh::weld::weld;
 
@@ -55,7 +58,14 @@ fn a_lod1_that_passes_is_kept_as_built() {
     let lod0 = weld(&source, &settings);
     let first = simplify_lod1(&source, &lod0, &settings).unwrap();
     assert!(report(&source, &lod0, &first).passes());
-    let checked = checked_lod1(&source, &lod0, &settings, &[]).unwrap().0;
+    let checked = checked_lod1(
+        &source,
+        &lod0,
+        &settings,
+        &SourceSilhouettes::new(&source, &[]),
+    )
+    .unwrap()
+    .0;
     assert_eq!(checked, first);
 }
 
@@ -70,9 +80,15 @@ fn a_lod1_with_holes_is_rebuilt_higher_in_its_window() {
     let first = simplify_lod1(&source, &lod0, &settings).unwrap();
     let before = report(&source, &lod0, &first);
     assert!(!pass(&before), "the first build must fail: {before:?}");
-    let checked = checked_lod1_with(&source, &lod0, &settings, &[], pass)
-        .unwrap()
-        .0;
+    let checked = checked_lod1_with(
+        &source,
+        &lod0,
+        &settings,
+        &SourceSilhouettes::new(&source, &[]),
+        pass,
+    )
+    .unwrap()
+    .0;
     let after = report(&source, &lod0, &checked);
     assert!(pass(&after), "{before:?} -> {after:?}");
     is_lod1_of(&checked, &lod0);
@@ -86,7 +102,14 @@ fn when_nothing_passes_the_best_attempt_stays() {
     let settings = LodSettings::default();
     let lod0 = weld(&source, &settings);
     let first = simplify_lod1(&source, &lod0, &settings).unwrap();
-    let (checked, got) = checked_lod1_with(&source, &lod0, &settings, &[], |_| false).unwrap();
+    let (checked, got) = checked_lod1_with(
+        &source,
+        &lod0,
+        &settings,
+        &SourceSilhouettes::new(&source, &[]),
+        |_| false,
+    )
+    .unwrap();
     is_lod1_of(&checked, &lod0);
     assert_eq!(
         got,

@@ -21,6 +21,7 @@ mod features;
 #[cfg(test)]
 mod real_characters;
 mod silhouette;
+mod silhouette_cache;
 mod simplify;
 #[cfg(test)]
 mod test_meshes;

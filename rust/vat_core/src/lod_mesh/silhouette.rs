@@ -13,8 +13,8 @@
 //!   in % of the candidate's pixels.
 
 use glam::{Vec2, Vec3};
-use rayon::prelude::*;
 
+pub(crate) use super::silhouette_cache::SourceSilhouettes;
 use super::{level_positions, LodChain, LodSource};
 
 /// View directions of the check.
@@ -77,35 +77,7 @@ pub fn check_silhouettes(
     level: usize,
     poses: &[Vec<Vec3>],
 ) -> SilhouetteReport {
-    let reference = [source.positions.clone()];
-    let poses = if poses.is_empty() {
-        &reference[..]
-    } else {
-        poses
-    };
-    let per_view: Vec<(f32, f32, u32, u32)> = poses
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(p, pose)| {
-            let lod = level_positions(chain, level, pose);
-            (0..SILHOUETTE_VIEWS).map(move |view| {
-                let image = render_pair(source, chain, level, pose, &lod, view);
-                let (holes, loss) = compare(&image);
-                (holes, loss, view, p as u32)
-            })
-        })
-        .collect();
-    let mut report = SilhouetteReport::default();
-    let mut worst = -1.0;
-    for (holes, loss, view, pose) in per_view {
-        report.holes_pct = report.holes_pct.max(holes);
-        report.loss_pct = report.loss_pct.max(loss);
-        if holes + loss > worst {
-            worst = holes + loss;
-            (report.worst_view, report.worst_pose) = (view, pose);
-        }
-    }
-    report
+    SourceSilhouettes::new(source, poses).check(chain, level)
 }
 
 /// The masks of `source` and `chain`'s level `level` in `pose` seen from view `view`.
@@ -123,18 +95,34 @@ pub fn silhouette_image(
 }
 
 /// Holes and loss in % for one pair of masks.
+#[cfg(test)]
 pub(crate) fn compare(image: &SilhouetteImage) -> (f32, f32) {
     let size = image.size as usize;
-    let inside = filled(&image.candidate, size);
     let near = dilated(&image.original, size, LOSS_DISTANCE_PX);
-    let covered = dilated(&image.candidate, size, LOSS_DISTANCE_PX);
+    compare_near(
+        |i| (image.original[i] != 0, near[i]),
+        &image.candidate,
+        size,
+    )
+}
+
+/// Holes and loss in % of `candidate` against a source given per pixel as (covered, within
+/// [`LOSS_DISTANCE_PX`] of a covered pixel).
+pub(crate) fn compare_near(
+    source: impl Fn(usize) -> (bool, bool),
+    candidate_mask: &[u8],
+    size: usize,
+) -> (f32, f32) {
+    let inside = filled(candidate_mask, size);
+    let covered = dilated(candidate_mask, size, LOSS_DISTANCE_PX);
     let (mut original, mut holes, mut candidate, mut loss) = (0u32, 0u32, 0u32, 0u32);
     for i in 0..size * size {
-        let (o, c) = (image.original[i] != 0, image.candidate[i] != 0);
+        let (o, near) = source(i);
+        let c = candidate_mask[i] != 0;
         original += u32::from(o);
         candidate += u32::from(c);
         holes += u32::from(o && !c && (inside[i] || !covered[i]));
-        loss += u32::from(c && !near[i]);
+        loss += u32::from(c && !near);
     }
     let pct = |n: u32, of: u32| {
         if of == 0 {
@@ -231,6 +219,100 @@ pub(crate) fn front_facing(a: Vec2, b: Vec2, c: Vec2) -> bool {
     (b - a).perp_dot(c - a) < 0.0
 }
 
+/// Where one view of one pose lands on the masks: the view's screen axes and the source's
+/// projected bounds, framed with [`MARGIN_PX`] each side.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Framing {
+    right: Vec3,
+    up: Vec3,
+    centre: Vec2,
+    scale: f32,
+}
+
+impl Framing {
+    /// The framing of view `view` of `source` in `pose`.
+    pub(crate) fn new(source: &LodSource, pose: &[Vec3], view: u32) -> Self {
+        let (right, up) = screen_axes(view_direction(view));
+        let (mut lo, mut hi) = (Vec2::splat(f32::MAX), Vec2::splat(f32::MIN));
+        for s in &source.surfaces {
+            for &v in &s.indices {
+                let p = pose[v as usize];
+                let q = Vec2::new(p.dot(right), p.dot(up));
+                lo = lo.min(q);
+                hi = hi.max(q);
+            }
+        }
+        let size = SILHOUETTE_SIZE as f32;
+        let extent = (hi - lo).max_element().max(f32::MIN_POSITIVE);
+        Self {
+            right,
+            up,
+            centre: (lo + hi) * 0.5,
+            scale: (size - 2.0 * MARGIN_PX) / extent,
+        }
+    }
+
+    /// `p` on the view's screen plane (y up), where [`front_facing`] applies.
+    fn project(self, p: Vec3) -> Vec2 {
+        Vec2::new(p.dot(self.right), p.dot(self.up))
+    }
+
+    /// A point of the screen plane in pixel coordinates (y down).
+    fn to_pixels(self, p: Vec2) -> Vec2 {
+        let size = SILHOUETTE_SIZE as f32;
+        let q = (p - self.centre) * self.scale;
+        Vec2::new(size * 0.5 + q.x, size * 0.5 - q.y)
+    }
+}
+
+/// Fills the triangles `triangles` of the points `screen` (on the screen plane) whose faces
+/// show: all if `double_sided`, else the front faces.
+fn fill_shown(
+    mask: &mut [u8],
+    screen: &[Vec2],
+    triangles: &[u32],
+    double_sided: bool,
+    framing: Framing,
+) {
+    for t in triangles.chunks_exact(3) {
+        let p = [0, 1, 2].map(|k| screen[t[k] as usize]);
+        if double_sided || front_facing(p[0], p[1], p[2]) {
+            fill_triangle(mask, p.map(|q| framing.to_pixels(q)));
+        }
+    }
+}
+
+/// The source's mask in `pose`.
+pub(crate) fn source_mask(source: &LodSource, pose: &[Vec3], framing: Framing) -> Vec<u8> {
+    let screen: Vec<Vec2> = pose.iter().map(|&p| framing.project(p)).collect();
+    let mut mask = vec![0u8; (SILHOUETTE_SIZE * SILHOUETTE_SIZE) as usize];
+    for s in &source.surfaces {
+        fill_shown(&mut mask, &screen, &s.indices, s.double_sided, framing);
+    }
+    mask
+}
+
+/// `chain`'s level `level` masked at its vertex positions `lod` (single-sided where its source
+/// surface is).
+pub(crate) fn level_mask(
+    source: &LodSource,
+    chain: &LodChain,
+    level: usize,
+    lod: &[Vec3],
+    framing: Framing,
+) -> Vec<u8> {
+    let screen: Vec<Vec2> = lod.iter().map(|&p| framing.project(p)).collect();
+    let mut mask = vec![0u8; (SILHOUETTE_SIZE * SILHOUETTE_SIZE) as usize];
+    for s in &chain.levels[level].surfaces {
+        let double_sided = source
+            .surfaces
+            .get(s.source_surface as usize)
+            .is_some_and(|s| s.double_sided);
+        fill_shown(&mut mask, &screen, &s.indices, double_sided, framing);
+    }
+    mask
+}
+
 /// Both masks of one view; the frame comes from the source's projected bounds.
 fn render_pair(
     source: &LodSource,
@@ -240,51 +322,11 @@ fn render_pair(
     lod: &[Vec3],
     view: u32,
 ) -> SilhouetteImage {
-    let (right, up) = screen_axes(view_direction(view));
-    let project = |p: Vec3| Vec2::new(p.dot(right), p.dot(up));
-    let src2: Vec<Vec2> = pose.iter().map(|&p| project(p)).collect();
-    let lod2: Vec<Vec2> = lod.iter().map(|&p| project(p)).collect();
-    let (mut lo, mut hi) = (Vec2::splat(f32::MAX), Vec2::splat(f32::MIN));
-    for s in &source.surfaces {
-        for &v in &s.indices {
-            lo = lo.min(src2[v as usize]);
-            hi = hi.max(src2[v as usize]);
-        }
-    }
-    let size = SILHOUETTE_SIZE as f32;
-    let extent = (hi - lo).max_element().max(f32::MIN_POSITIVE);
-    let scale = (size - 2.0 * MARGIN_PX) / extent;
-    let centre = (lo + hi) * 0.5;
-    let to_pixels = |p: Vec2| {
-        let q = (p - centre) * scale;
-        Vec2::new(size * 0.5 + q.x, size * 0.5 - q.y)
-    };
-    let mut original = vec![0u8; (SILHOUETTE_SIZE * SILHOUETTE_SIZE) as usize];
-    for s in &source.surfaces {
-        for t in s.indices.chunks_exact(3) {
-            let p = [0, 1, 2].map(|k| src2[t[k] as usize]);
-            if s.double_sided || front_facing(p[0], p[1], p[2]) {
-                fill_triangle(&mut original, p.map(to_pixels));
-            }
-        }
-    }
-    let mut candidate = vec![0u8; original.len()];
-    for s in &chain.levels[level].surfaces {
-        let double_sided = source
-            .surfaces
-            .get(s.source_surface as usize)
-            .is_some_and(|s| s.double_sided);
-        for t in s.indices.chunks_exact(3) {
-            let p = [0, 1, 2].map(|k| lod2[t[k] as usize]);
-            if double_sided || front_facing(p[0], p[1], p[2]) {
-                fill_triangle(&mut candidate, p.map(to_pixels));
-            }
-        }
-    }
+    let framing = Framing::new(source, pose, view);
     SilhouetteImage {
         size: SILHOUETTE_SIZE,
-        original,
-        candidate,
+        original: source_mask(source, pose, framing),
+        candidate: level_mask(source, chain, level, lod, framing),
     }
 }
 

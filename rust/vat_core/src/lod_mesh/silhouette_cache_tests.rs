@@ -1,0 +1,86 @@
+use glam::Vec3;
+
+use super::*;
+use crate::lod_mesh::silhouette::{compare, silhouette_image};
+use crate::lod_mesh::test_meshes::capsule_limb;
+use crate::lod_mesh::{build_chain, LodSettings};
+
+/// A capsule, its chain, and poses that bend it more and more above y = 1.
+fn bent_capsule() -> (LodSource, LodChain, Vec<Vec<Vec3>>) {
+    let source = capsule_limb(24, 8, 6);
+    let settings = LodSettings {
+        lod2_triangles: 40,
+        ..LodSettings::default()
+    };
+    let chain = build_chain(&source, &settings, &[]).unwrap();
+    let poses = (0..20)
+        .map(|k| {
+            let bend = k as f32 * 0.15;
+            source
+                .positions
+                .iter()
+                .map(|p| {
+                    let over = (p.y - 1.0).max(0.0);
+                    *p + Vec3::new(over * bend, -over * bend * 0.3, 0.0)
+                })
+                .collect()
+        })
+        .collect();
+    (source, chain, poses)
+}
+
+/// The check from scratch: both masks rendered per view, as `silhouette_image` does.
+fn from_scratch(
+    source: &LodSource,
+    chain: &LodChain,
+    level: usize,
+    poses: &[Vec<Vec3>],
+) -> SilhouetteReport {
+    let mut per_view = Vec::new();
+    for (p, pose) in poses.iter().enumerate() {
+        for view in 0..SILHOUETTE_VIEWS {
+            let (holes, loss) = compare(&silhouette_image(source, chain, level, pose, view));
+            per_view.push((holes, loss, view, p as u32));
+        }
+    }
+    fold(per_view)
+}
+
+#[test]
+fn the_kept_source_masks_give_the_same_report_as_rendering_both() {
+    let (source, chain, poses) = bent_capsule();
+    let masks = SourceSilhouettes::new(&source, &poses);
+    for level in 0..chain.levels.len() {
+        let report = masks.check(&chain, level);
+        assert_eq!(report, from_scratch(&source, &chain, level, &poses));
+        assert_eq!(
+            report,
+            super::super::check_silhouettes(&source, &chain, level, &poses)
+        );
+    }
+    // LOD2 of 40 triangles is far from the bent capsule: the check must see it.
+    assert!(!masks.check(&chain, 2).passes());
+    // No poses: the reference pose.
+    let reference = SourceSilhouettes::new(&source, &[]);
+    assert_eq!(
+        reference.check(&chain, 1),
+        from_scratch(&source, &chain, 1, std::slice::from_ref(&source.positions))
+    );
+}
+
+#[test]
+fn a_failing_level_stops_early_and_a_passing_one_sees_every_pose() {
+    let (source, chain, poses) = bent_capsule();
+    let masks = SourceSilhouettes::new(&source, &poses);
+    let full = masks.check(&chain, 2);
+    assert!(!full.passes());
+    // From its worst pose, the first round already fails.
+    let (early, complete) = masks.check_until_failed(&chain, 2, full.worst_pose);
+    assert!(!complete && !early.passes());
+    assert!(early.holes_pct <= full.holes_pct && early.loss_pct <= full.loss_pct);
+    assert!(early.score() <= full.score());
+    // LOD0 passes everywhere: the whole check, whatever pose it starts from.
+    let (report, complete) = masks.check_until_failed(&chain, 0, 13);
+    assert!(complete);
+    assert_eq!(report, masks.check(&chain, 0));
+}
