@@ -2,6 +2,7 @@ use glam::Vec3;
 
 use super::*;
 use crate::lod_mesh::check_silhouettes;
+use crate::lod_mesh::simplify::simplify_lod1_to;
 use crate::lod_mesh::test_meshes::capsule_limb;
 use crate::lod_mesh::weld::weld;
 
@@ -162,4 +163,76 @@ fn the_chain_checks_lod1_over_the_poses_given() {
     assert!(after.score() < before.score(), "{before:?} -> {after:?}");
     assert!(chain.levels[1].triangle_count() > first.triangle_count());
     is_lod1_of(&chain.levels[1], &lod0);
+}
+
+#[test]
+fn a_repair_pins_the_removed_points_found_in_holes_most_often() {
+    let source = capsule_limb(24, 8, 6);
+    let settings = LodSettings::default();
+    let lod0 = weld(&source, &settings);
+    let lod1 = simplify_lod1(&source, &lod0, &settings).unwrap();
+    let kept: std::collections::HashSet<u32> = lod1.vertices.iter().map(|v| v.column).collect();
+    let removed: Vec<usize> = (0..lod0.level.vertices.len())
+        .filter(|&v| !kept.contains(&lod0.level.vertices[v].column))
+        .collect();
+    let kept_one = (0..lod0.level.vertices.len())
+        .find(|v| !removed.contains(v))
+        .unwrap();
+    let groups = *lod0.position_group.iter().max().unwrap() as usize + 1;
+    let group = |v: usize| lod0.position_group[v] as usize;
+    // Three removed points seen in holes 1, 5 and 3 times, a kept one 9 times.
+    let mut hits = vec![0u32; lod0.level.vertices.len()];
+    let (a, b, c) = (
+        removed[0],
+        removed[removed.len() / 2],
+        removed[removed.len() - 1],
+    );
+    hits[a] = 1;
+    hits[b] = 5;
+    hits[c] = 3;
+    hits[kept_one] = 9;
+    let mut pinned = vec![false; groups];
+    assert_eq!(
+        points_to_pin(&lod0, &lod1, &hits, &pinned),
+        vec![group(b), group(c), group(a)],
+        "removed points only, most often first"
+    );
+    pinned[group(b)] = true;
+    assert_eq!(
+        points_to_pin(&lod0, &lod1, &hits, &pinned),
+        vec![group(c), group(a)],
+        "a pinned point is not pinned again"
+    );
+    // At most one point in PIN_SHARE per round.
+    let everywhere = vec![1u32; hits.len()];
+    let all = points_to_pin(&lod0, &lod1, &everywhere, &vec![false; groups]);
+    assert_eq!(all.len(), (groups / PIN_SHARE).max(1));
+    assert!(points_to_pin(&lod0, &lod1, &vec![0; hits.len()], &pinned).is_empty());
+}
+
+#[test]
+fn pinned_points_stay_in_lod1() {
+    let source = capsule_limb(24, 8, 6);
+    let settings = LodSettings::default();
+    let lod0 = weld(&source, &settings);
+    let first = simplify_lod1(&source, &lod0, &settings).unwrap();
+    let kept: std::collections::HashSet<u32> = first.vertices.iter().map(|v| v.column).collect();
+    let groups = *lod0.position_group.iter().max().unwrap() as usize + 1;
+    let mut pinned = vec![false; groups];
+    let removed: Vec<usize> = (0..lod0.level.vertices.len())
+        .filter(|&v| !kept.contains(&lod0.level.vertices[v].column))
+        .take(6)
+        .collect();
+    assert_eq!(removed.len(), 6);
+    for &v in &removed {
+        pinned[lod0.position_group[v] as usize] = true;
+    }
+    let pinned_lod1 =
+        simplify_lod1_to(&source, &lod0, &settings, settings.lod1_ratio, &pinned).unwrap();
+    is_lod1_of(&pinned_lod1, &lod0);
+    let now: std::collections::HashSet<u32> =
+        pinned_lod1.vertices.iter().map(|v| v.column).collect();
+    for v in removed {
+        assert!(now.contains(&lod0.level.vertices[v].column), "vertex {v}");
+    }
 }

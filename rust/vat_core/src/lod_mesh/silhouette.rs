@@ -113,25 +113,35 @@ pub(crate) fn compare_near(
     candidate_mask: &[u8],
     size: usize,
 ) -> (f32, f32) {
-    let inside = filled(candidate_mask, size);
-    let covered = dilated(candidate_mask, size, LOSS_DISTANCE_PX);
+    let hole = hole_test(candidate_mask, size);
     let (mut original, mut holes, mut candidate, mut loss) = (0u32, 0u32, 0u32, 0u32);
-    for i in 0..size * size {
+    for (i, &c) in candidate_mask.iter().enumerate().take(size * size) {
         let (o, near) = source(i);
-        let c = candidate_mask[i] != 0;
+        let c = c != 0;
         original += u32::from(o);
         candidate += u32::from(c);
-        holes += u32::from(o && !c && (inside[i] || !covered[i]));
+        holes += u32::from(o && hole(i));
         loss += u32::from(c && !near);
     }
-    let pct = |n: u32, of: u32| {
-        if of == 0 {
-            0.0
-        } else {
-            100.0 * n as f32 / of as f32
-        }
-    };
-    (pct(holes, original), pct(loss, candidate))
+    (percent(holes, original), percent(loss, candidate))
+}
+
+/// `n` in % of `of` (0 when `of` is 0).
+pub(crate) fn percent(n: u32, of: u32) -> f32 {
+    if of == 0 {
+        0.0
+    } else {
+        100.0 * n as f32 / of as f32
+    }
+}
+
+/// Whether a pixel that the source covers is a hole of `candidate_mask`: not covered by it, and
+/// inside its outline or farther than [`LOSS_DISTANCE_PX`] from it (a rim closer than that is
+/// tolerated).
+pub(crate) fn hole_test(candidate_mask: &[u8], size: usize) -> impl Fn(usize) -> bool + '_ {
+    let inside = filled(candidate_mask, size);
+    let covered = dilated(candidate_mask, size, LOSS_DISTANCE_PX);
+    move |i| candidate_mask[i] == 0 && (inside[i] || !covered[i])
 }
 
 /// `mask` with every empty region that does not reach the border filled (4-connected).
@@ -250,6 +260,11 @@ impl Framing {
             centre: (lo + hi) * 0.5,
             scale: (size - 2.0 * MARGIN_PX) / extent,
         }
+    }
+
+    /// Where `p` lands on the mask, in pixel coordinates (y down).
+    pub(crate) fn pixel(self, p: Vec3) -> Vec2 {
+        self.to_pixels(self.project(p))
     }
 
     /// `p` on the view's screen plane (y up), where [`front_facing`] applies.

@@ -13,8 +13,8 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::silhouette::{
-    compare_near, dilated, level_mask, source_mask, Framing, LOSS_DISTANCE_PX, SILHOUETTE_SIZE,
-    SILHOUETTE_VIEWS,
+    compare_near, dilated, hole_test, level_mask, percent, source_mask, Framing, LOSS_DISTANCE_PX,
+    SILHOUETTE_SIZE, SILHOUETTE_VIEWS,
 };
 use super::{level_positions, LodChain, LodSource, SilhouetteReport};
 
@@ -119,6 +119,50 @@ impl<'a> SourceSilhouettes<'a> {
         &seen[start..]
     }
 
+    /// In how many views the points `points` places in a pose (LOD0's vertices, say) land on
+    /// or next to a hole pixel of level `level` of `chain`, over the views of every pose where
+    /// that level shows more than `min_holes_pct` holes: the points whose loss most often
+    /// opened them.
+    pub(crate) fn points_in_holes(
+        &self,
+        chain: &LodChain,
+        level: usize,
+        min_holes_pct: f32,
+        points: impl Fn(&[Vec3]) -> Vec<Vec3> + Sync,
+    ) -> Vec<u32> {
+        let size = SILHOUETTE_SIZE as usize;
+        let flags = (0..self.poses.len())
+            .into_par_iter()
+            .map(|p| {
+                let pose = &self.poses[p];
+                let lod = level_positions(chain, level, pose);
+                let at = points(pose);
+                let mut hit = vec![0u32; at.len()];
+                for view in 0..SILHOUETTE_VIEWS as usize {
+                    let v = &self.views[p * SILHOUETTE_VIEWS as usize + view];
+                    let mask = level_mask(self.source, chain, level, &lod, v.framing);
+                    let hole = hole_test(&mask, size);
+                    let holes: Vec<bool> = (0..size * size)
+                        .map(|i| v.pixels[i] & COVERED != 0 && hole(i))
+                        .collect();
+                    let original = v.pixels.iter().filter(|&&b| b & COVERED != 0).count();
+                    let count = holes.iter().filter(|&&h| h).count();
+                    if percent(count as u32, original as u32) <= min_holes_pct {
+                        continue;
+                    }
+                    for (k, &q) in at.iter().enumerate() {
+                        hit[k] += u32::from(near_a_hole(&holes, size, v.framing.pixel(q)));
+                    }
+                }
+                hit
+            })
+            .reduce_with(|mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            });
+        flags.unwrap_or_default()
+    }
+
     /// (holes, loss, view, pose) of every view of `poses`.
     fn measure(
         &self,
@@ -141,6 +185,16 @@ impl<'a> SourceSilhouettes<'a> {
             })
             .collect()
     }
+}
+
+/// Whether a hole pixel lies within one pixel (8-connected) of the pixel holding `at`.
+fn near_a_hole(holes: &[bool], size: usize, at: glam::Vec2) -> bool {
+    let (x, y) = (at.x.floor() as i64, at.y.floor() as i64);
+    let n = size as i64;
+    (y - 1..=y + 1).any(|v| {
+        (x - 1..=x + 1)
+            .any(|u| (0..n).contains(&u) && (0..n).contains(&v) && holes[(v * n + u) as usize])
+    })
 }
 
 /// The report of per-view figures: the largest holes and loss, and the view and pose where

@@ -84,3 +84,37 @@ fn a_failing_level_stops_early_and_a_passing_one_sees_every_pose() {
     assert!(complete);
     assert_eq!(report, masks.check(&chain, 0));
 }
+
+#[test]
+fn points_in_holes_are_those_where_the_level_lost_its_outline() {
+    // A double-sided 4 x 4 grid, and the same grid without its corner quad at (0.5, 0.5).
+    let source = crate::lod_mesh::test_meshes::plane(4, true);
+    let mut chain = crate::lod_mesh::test_meshes::identity_chain(&source);
+    let indices = &mut chain.levels[0].surfaces[0].indices;
+    indices.truncate(indices.len() - 6);
+    let corner = source
+        .positions
+        .iter()
+        .position(|p| *p == Vec3::new(0.5, 0.5, 0.0))
+        .unwrap();
+    let opposite = source
+        .positions
+        .iter()
+        .position(|p| *p == Vec3::new(-0.5, -0.5, 0.0))
+        .unwrap();
+    let masks = SourceSilhouettes::new(&source, &[]);
+    let hits = masks.points_in_holes(&chain, 0, 0.5, |pose| pose.to_vec());
+    assert_eq!(hits.len(), source.positions.len());
+    assert!(hits[corner] > 0, "{hits:?}");
+    assert_eq!(hits[opposite], 0, "{hits:?}");
+    // Views with fewer holes than asked for send nothing; the whole level sends nothing.
+    assert!(masks
+        .points_in_holes(&chain, 0, 100.0, |pose| pose.to_vec())
+        .iter()
+        .all(|&n| n == 0));
+    let whole = crate::lod_mesh::test_meshes::identity_chain(&source);
+    assert!(masks
+        .points_in_holes(&whole, 0, 0.0, |pose| pose.to_vec())
+        .iter()
+        .all(|&n| n == 0));
+}

@@ -52,17 +52,19 @@ pub(crate) fn simplify_lod1(
     lod0: &Welded,
     settings: &LodSettings,
 ) -> Result<LodLevel> {
-    simplify_lod1_to(source, lod0, settings, settings.lod1_ratio)
+    simplify_lod1_to(source, lod0, settings, settings.lod1_ratio, &[])
 }
 
 /// LOD1 from `lod0` aiming at `share` of its triangles, inside the window of `lod1_ratio` (a
-/// retry after a failed silhouette check aims higher in the same window). Errors as
-/// [`simplify_lod1`].
+/// retry after a failed silhouette check aims higher in the same window), with the points
+/// `pinned` (per position group of `lod0`; empty for none) locked too: a repair keeps the points
+/// whose loss opened holes. Errors as [`simplify_lod1`].
 pub(crate) fn simplify_lod1_to(
     source: &LodSource,
     lod0: &Welded,
     settings: &LodSettings,
     share: f32,
+    pinned: &[bool],
 ) -> Result<LodLevel> {
     let head = head_bones(source, &settings.head_bone)?;
     let attributes = Attributes::of(source, lod0);
@@ -86,7 +88,7 @@ pub(crate) fn simplify_lod1_to(
     let mut kept = 0.0;
     for (by_bone, head_ratio) in attempts {
         let pieces = pieces(lod0, &head, by_bone);
-        let locks = locks(source, lod0, &pieces, &sharp);
+        let locks = locks(source, lod0, &pieces, &sharp, pinned);
         let run = |error: f32| -> Vec<Vec<u32>> {
             pieces
                 .par_iter()
@@ -306,7 +308,8 @@ fn components(lod0: &Welded, triangles: &[[u32; 3]]) -> Vec<Vec<u32>> {
     out
 }
 
-/// Per LOD0 vertex: locked when its point is shared by two or more pieces; protected (its UV
+/// Per LOD0 vertex: locked when its point is shared by two or more pieces or `pinned` (per
+/// position group, possibly empty); protected (its UV
 /// seam kept) when another vertex of its surface at the same point has another UV; a priority
 /// (costlier to move) when its point is `sharp` (per position group).
 fn locks(
@@ -314,6 +317,7 @@ fn locks(
     lod0: &Welded,
     pieces: &[Piece],
     sharp: &[bool],
+    pinned: &[bool],
 ) -> Vec<SimplifyVertex> {
     let mut owner: HashMap<u32, usize> = HashMap::new();
     let mut shared: HashMap<u32, bool> = HashMap::new();
@@ -336,7 +340,8 @@ fn locks(
     for piece in pieces {
         for &v in &piece.indices {
             let g = lod0.position_group[v as usize];
-            flags[v as usize] = if shared.contains_key(&g) {
+            let pin = pinned.get(g as usize).copied().unwrap_or(false);
+            flags[v as usize] = if pin || shared.contains_key(&g) {
                 SimplifyVertex::Lock
             } else if seam.contains_key(&(piece.surface, g)) {
                 SimplifyVertex::Protect

@@ -47,7 +47,7 @@ fn capsule_lod1_halves_the_triangles_and_stays_closed() {
     assert!(edge_uses(&lod1, column_of).values().all(|&n| n == 2));
     // Every vertex both bones' pieces share is still there.
     let pieces = pieces(&lod0, &[false, false], true);
-    let locked = locks(&source, &lod0, &pieces, &sharp_points(&source, &lod0));
+    let locked = locks(&source, &lod0, &pieces, &sharp_points(&source, &lod0), &[]);
     let shared: Vec<_> = (0..locked.len())
         .filter(|&v| locked[v] == SimplifyVertex::Lock)
         .collect();
@@ -240,7 +240,7 @@ fn convex_corners_are_priorities_for_the_simplifier() {
     let source = crate::lod_mesh::test_meshes::hard_cube();
     let lod0 = weld(&source, &LodSettings::default());
     let pieces = pieces(&lod0, &[false], true);
-    let flags = locks(&source, &lod0, &pieces, &sharp_points(&source, &lod0));
+    let flags = locks(&source, &lod0, &pieces, &sharp_points(&source, &lod0), &[]);
     assert_eq!(flags.len(), 24);
     assert!(flags.iter().all(|f| f.contains(SimplifyVertex::Priority)));
 }
