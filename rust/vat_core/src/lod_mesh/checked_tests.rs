@@ -165,20 +165,35 @@ fn the_chain_checks_lod1_over_the_poses_given() {
     is_lod1_of(&chain.levels[1], &lod0);
 }
 
-#[test]
-fn a_repair_pins_the_removed_points_found_in_holes_most_often() {
+/// A capsule, its LOD0 and first LOD1, and the LOD0 vertices that LOD1 removed.
+fn capsule_lod1() -> (LodSource, LodSettings, Welded, LodLevel, Vec<usize>) {
     let source = capsule_limb(24, 8, 6);
     let settings = LodSettings::default();
     let lod0 = weld(&source, &settings);
     let lod1 = simplify_lod1(&source, &lod0, &settings).unwrap();
-    let kept: std::collections::HashSet<u32> = lod1.vertices.iter().map(|v| v.column).collect();
-    let removed: Vec<usize> = (0..lod0.level.vertices.len())
+    let removed = removed_by(&lod0, &lod1);
+    (source, settings, lod0, lod1, removed)
+}
+
+/// LOD0's vertices whose columns `level` does not use.
+fn removed_by(lod0: &Welded, level: &LodLevel) -> Vec<usize> {
+    let kept: std::collections::HashSet<u32> = level.vertices.iter().map(|v| v.column).collect();
+    (0..lod0.level.vertices.len())
         .filter(|&v| !kept.contains(&lod0.level.vertices[v].column))
-        .collect();
+        .collect()
+}
+
+fn group_count(lod0: &Welded) -> usize {
+    *lod0.position_group.iter().max().unwrap() as usize + 1
+}
+
+#[test]
+fn a_repair_pins_the_removed_points_found_in_holes_most_often() {
+    let (_, _, lod0, lod1, removed) = capsule_lod1();
     let kept_one = (0..lod0.level.vertices.len())
         .find(|v| !removed.contains(v))
         .unwrap();
-    let groups = *lod0.position_group.iter().max().unwrap() as usize + 1;
+    let groups = group_count(&lod0);
     let group = |v: usize| lod0.position_group[v] as usize;
     // Three removed points seen in holes 1, 5 and 3 times, a kept one 9 times.
     let mut hits = vec![0u32; lod0.level.vertices.len()];
@@ -212,27 +227,17 @@ fn a_repair_pins_the_removed_points_found_in_holes_most_often() {
 
 #[test]
 fn pinned_points_stay_in_lod1() {
-    let source = capsule_limb(24, 8, 6);
-    let settings = LodSettings::default();
-    let lod0 = weld(&source, &settings);
-    let first = simplify_lod1(&source, &lod0, &settings).unwrap();
-    let kept: std::collections::HashSet<u32> = first.vertices.iter().map(|v| v.column).collect();
-    let groups = *lod0.position_group.iter().max().unwrap() as usize + 1;
-    let mut pinned = vec![false; groups];
-    let removed: Vec<usize> = (0..lod0.level.vertices.len())
-        .filter(|&v| !kept.contains(&lod0.level.vertices[v].column))
-        .take(6)
-        .collect();
-    assert_eq!(removed.len(), 6);
-    for &v in &removed {
+    let (source, settings, lod0, _, removed) = capsule_lod1();
+    let removed = &removed[..6];
+    let mut pinned = vec![false; group_count(&lod0)];
+    for &v in removed {
         pinned[lod0.position_group[v] as usize] = true;
     }
     let pinned_lod1 =
         simplify_lod1_to(&source, &lod0, &settings, settings.lod1_ratio, &pinned).unwrap();
     is_lod1_of(&pinned_lod1, &lod0);
-    let now: std::collections::HashSet<u32> =
-        pinned_lod1.vertices.iter().map(|v| v.column).collect();
+    let now_removed = removed_by(&lod0, &pinned_lod1);
     for v in removed {
-        assert!(now.contains(&lod0.level.vertices[v].column), "vertex {v}");
+        assert!(!now_removed.contains(v), "vertex {v} was pinned");
     }
 }
