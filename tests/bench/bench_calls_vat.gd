@@ -67,6 +67,7 @@ func rows(n: int, with_crowd: bool) -> Array:
 			["add_actor", func() -> int: return _add_actor(n)],
 			["add_model", func() -> int: return _add_model(n, false)],
 			["add_model_all", func() -> int: return _add_model(n, true)],
+			["add_equipped_actor_3", func() -> int: return _add_equipped_actor(n)],
 			["add_actor_untyped", func() -> int: return _add_actor_untyped(n)],
 		])
 	return out
@@ -154,6 +155,18 @@ func _add_actor(n: int) -> int:
 		c.add_actor(xf, 0, 0.5, 1.0, Color())
 	var took := Time.get_ticks_usec() - t
 	return took
+
+
+## add_equipped_actor with a set of three models (the one box model thrice): an actor and its models in one call.
+func _add_equipped_actor(n: int) -> int:
+	var c := crowd
+	var xf := Transform3D(Basis(), Vector3(1, 2, 3))
+	c.set_equipment(0, PackedInt32Array([0, 0, 0]))
+	c.begin()
+	var t := Time.get_ticks_usec()
+	for i in n:
+		c.add_equipped_actor(xf, 0, 0, 0.5, 1.0, Color())
+	return Time.get_ticks_usec() - t
 
 
 func _add_model(n: int, all_args: bool) -> int:

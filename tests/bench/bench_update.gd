@@ -15,6 +15,8 @@
 ##   vat_immediate     begin, add_actor + add_model per model per actor, set_actor_blend for the 2%, submit (every
 ##                     argument passed, so GDScript calls through its fast path),
 ##   vat_immediate_defaults  the same with add_model's optional arguments left out (GDScript's slow generic call),
+##   vat_immediate_equipped  begin, one add_equipped_actor per actor (its models from one of two equipment sets
+##                     defined once), set_actor_blend for the 2%, submit,
 ##   vat_all_states    vat_set_actors in the frame the benchmark measured before: every actor's clip changes,
 ## with the bytes each path hands the engine per frame. A benchmark, never a timed test.
 ##
@@ -41,7 +43,8 @@ const BLEND_TIME := 0.25
 ## Actor i carries a shield unless i % 3 == 2.
 const MODELS_PER_ACTOR := 3
 ## The paths that loop in GDScript, measured over fewer frames (seconds per frame at a million actors).
-const SLOW_PATHS := ["per_instance_rs", "set_buffer_gd", "vat_immediate", "vat_immediate_defaults"]
+const SLOW_PATHS := ["per_instance_rs", "set_buffer_gd", "vat_immediate", "vat_immediate_defaults",
+	"vat_immediate_equipped"]
 const ROUNDS := 3
 ## MultiMesh bytes per instance: a 3x4 transform and 4 floats of custom data.
 const MM_BYTES := 64
@@ -140,6 +143,7 @@ func _run() -> void:
 	if _vat != null:
 		slow.append(["vat_immediate", _setup_vat, _push_vat_immediate, _free_vat])
 		slow.append(["vat_immediate_defaults", _setup_vat, _push_vat_immediate_defaults, _free_vat])
+		slow.append(["vat_immediate_equipped", _setup_vat, _push_vat_immediate_equipped, _free_vat])
 	if not _opts.paths.is_empty():
 		fast = fast.filter(func(p: Array) -> bool: return p[0] in _opts.paths)
 		slow = slow.filter(func(p: Array) -> bool: return p[0] in _opts.paths)
@@ -571,6 +575,10 @@ func _push_vat_immediate_defaults(s: int) -> void:
 	_vat.push_immediate(_sets[s], _changers, true)
 
 
+func _push_vat_immediate_equipped(s: int) -> void:
+	_vat.push_equipped(_sets[s], _changers)
+
+
 # --- report -----------------------------------------------------------------------------------------------------
 
 func _find(n: int, path: String) -> Dictionary:
@@ -593,10 +601,11 @@ func _print_ratios(n: int) -> void:
 	var floor_r := _find(n, "texture_floor")
 	if not floor_r.is_empty():
 		print("  %d actors: vat_bulk / texture_floor = %.2fx (goal at 100k: <= 2)" % [n, bulk.cpu_ms / floor_r.cpu_ms])
-	var imm := _find(n, "vat_immediate")
 	var rs := _find(n, "per_instance_rs")
-	if not imm.is_empty() and not rs.is_empty():
-		print("  %d actors: vat_immediate / per_instance_rs = %.2fx (goal: <= 1.5)" % [n, imm.cpu_ms / rs.cpu_ms])
+	for path: String in ["vat_immediate", "vat_immediate_equipped"]:
+		var imm := _find(n, path)
+		if not imm.is_empty() and not rs.is_empty():
+			print("  %d actors: %s / per_instance_rs = %.2fx (goal: <= 1.5)" % [n, path, imm.cpu_ms / rs.cpu_ms])
 	var small := _find(n / 10, "vat_bulk")
 	if n >= 1000000 and not small.is_empty():
 		print("  %d actors: vat_bulk / vat_bulk at %d = %.2fx (goal: <= 12)" % [n, n / 10, bulk.cpu_ms / small.cpu_ms])

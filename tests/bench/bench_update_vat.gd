@@ -61,6 +61,9 @@ func make_crowd(parent: Node) -> void:
 	crowd.name = "BenchCrowd"
 	crowd.models = models
 	parent.add_child(crowd)
+	# vat_immediate_equipped's two loadouts: body, sword and shield; body and sword.
+	crowd.set_equipment(0, PackedInt32Array([0, 1, 2]))
+	crowd.set_equipment(1, PackedInt32Array([0, 1]))
 
 
 func free_crowd() -> void:
@@ -126,6 +129,24 @@ func push_immediate(set_s: Dictionary, changers: PackedInt32Array, defaults := f
 		c.add_model(1, 0, white)
 		if i % 3 != 2:
 			c.add_model(2, 0, white)
+	for j in changers.size():
+		c.set_actor_blend(changers[j], prev_clips[j], prev_starts[j], 0.25)
+	c.submit()
+
+
+## vat_immediate_equipped: one add_equipped_actor per actor (its models from one of two equipment sets defined
+## once), the changers' cross-fades, then one submit.
+func push_equipped(set_s: Dictionary, changers: PackedInt32Array) -> void:
+	var c := crowd
+	var xforms: Array[Transform3D] = set_s.xforms
+	var clips: PackedInt32Array = set_s.clips
+	var starts: PackedFloat32Array = set_s.starts
+	var prev_clips: PackedInt32Array = set_s.prev_clips
+	var prev_starts: PackedFloat32Array = set_s.prev_starts
+	var no_custom := Color(0, 0, 0, 0)
+	c.begin()
+	for i in xforms.size():
+		c.add_equipped_actor(xforms[i], 0 if i % 3 != 2 else 1, clips[i], starts[i], 1.0, no_custom)
 	for j in changers.size():
 		c.set_actor_blend(changers[j], prev_clips[j], prev_starts[j], 0.25)
 	c.submit()

@@ -89,6 +89,36 @@ func test_equipment_follows_the_hand() -> void:
 	print("    equipment: %d models, mean %.3f/255, %.4f%% over 32/255" % [models.size(), d["mean_abs"], d["frac_over_32"] * 100.0])
 	check(d["mean_abs"] <= 1.5, "equipment mean abs diff %.3f <= 1.5" % d["mean_abs"])
 	check(d["frac_over_32"] <= 0.005, "equipment pixels off %.4f%% <= 0.5%%" % (d["frac_over_32"] * 100.0))
+	# The same soldier through an equipment set (one call): the same picture, looks included.
+	var clip := models[0].find_clip("attack")
+	var all := PackedInt32Array(range(models.size()))
+	var tints := PackedColorArray()
+	for m in models.size():
+		tints.append(Color(1.0, 0.3, 0.3) if m == 0 else Color(0.3, 0.3, 1.0))
+	check(actors.set_equipment(0, all) and actors.set_equipment(1, all, PackedInt32Array(), tints),
+			"equipment sets defined")
+	actors.begin()
+	actors.add_equipped_actor(Transform3D.IDENTITY, 0, clip, 0.0, 1.0, Color())
+	actors.submit()
+	var c := await capture()
+	var same := image_diff(b, c)
+	check(same["mean_abs"] == 0.0, "equipped actor draws as add_model did (mean %.4f/255)" % same["mean_abs"])
+	actors.begin()
+	actors.add_actor(Transform3D.IDENTITY, clip, 0.0, 1.0, Color())
+	for m in models.size():
+		actors.add_model(m, 0, tints[m])
+	actors.submit()
+	var tinted := await capture()
+	actors.begin()
+	actors.add_equipped_actor(Transform3D.IDENTITY, 1, clip, 0.0, 1.0, Color())
+	actors.submit()
+	var tinted_set := await capture()
+	save_png(tinted_set, "equipment_set_tinted")
+	var tint_diff := image_diff(b, tinted)
+	print("    tinted against untinted: mean %.3f/255, %.4f%% over 32/255" % [tint_diff["mean_abs"], tint_diff["frac_over_32"] * 100.0])
+	check(tint_diff["frac_over_32"] > 0.0005, "the tint shows (%.4f%% of pixels off by > 32/255 from untinted)" % (tint_diff["frac_over_32"] * 100.0))
+	var set_diff := image_diff(tinted, tinted_set)
+	check(set_diff["mean_abs"] == 0.0, "a tinted set draws as tinted add_model (mean %.4f/255)" % set_diff["mean_abs"])
 
 
 ## The baked whole soldier (every MeshInstance3D of its scene) as one VertexAnimation.

@@ -200,3 +200,46 @@ func test_shrinking_the_crowd_drops_stale_model_lists() -> void:
 	check_eq(a.get_model_instance_count(0), 0, "a list naming actor 2 of now 2 actors is dropped")
 	check_eq(a.get_model_instance_count(1), 2, "a list within the new count is kept")
 	a.submit()
+
+
+# Equipment sets: an actor and its models in one call, the same instances as add_actor + add_model;
+# every bad set or id refused with nothing changed.
+func test_equipment_sets() -> void:
+	var a := _actors([soldier_body(), soldier_body(), soldier_body()] as Array[VertexAnimation])
+	var at := func(i: int) -> Transform3D: return Transform3D(Basis.IDENTITY, Vector3(i, 0, 0))
+	check(a.set_equipment(0, PackedInt32Array([0, 1, 2])), "body, sword and shield")
+	check(a.set_equipment(2, PackedInt32Array([0, 2]), PackedInt32Array([0, 0]),
+			PackedColorArray([Color.RED, Color.BLUE])), "two models with their looks")
+	a.begin()
+	for i in 6:
+		var set_id := 0 if i % 2 == 0 else 2
+		check_eq(a.add_equipped_actor(at.call(i), set_id, 1, 0.0, 1.0, Color()), i, "actor index")
+	check_eq([a.get_model_instance_count(0), a.get_model_instance_count(1), a.get_model_instance_count(2)],
+			[6, 3, 6], "instances per model")
+	# Refused, and set 0 unchanged.
+	check(not a.set_equipment(-1, PackedInt32Array([0])), "negative id")
+	check(not a.set_equipment(4096, PackedInt32Array([0])), "id past the last")
+	check(not a.set_equipment(0, PackedInt32Array([3])), "model out of range")
+	check(not a.set_equipment(0, PackedInt32Array([0]), PackedInt32Array([7])), "variation out of range")
+	check(not a.set_equipment(0, PackedInt32Array([0, 1]), PackedInt32Array([0])), "one variation for two models")
+	check(not a.set_equipment(0, PackedInt32Array([0]), PackedInt32Array(), PackedColorArray([Color(NAN, 0, 0)])),
+			"a tint that is not finite")
+	check_eq(a.add_equipped_actor(at.call(6), 1), -1, "a set never defined")
+	check_eq(a.add_equipped_actor(at.call(6), -1), -1, "a negative set")
+	check_eq(a.add_equipped_actor(at.call(6), 99999), -1, "a set past the last")
+	check_eq(a.add_equipped_actor(Transform3D(Basis.IDENTITY, Vector3(NAN, 0, 0)), 0), -1, "a NaN transform")
+	check_eq(a.add_equipped_actor(at.call(6), 0, 99), -1, "a clip out of range")
+	check_eq(a.get_actor_count(), 6, "no refused call added an actor")
+	check_eq([a.get_model_instance_count(0), a.get_model_instance_count(1), a.get_model_instance_count(2)],
+			[6, 3, 6], "nor a model instance")
+	check_eq(a.add_equipped_actor(at.call(6), 0, 1, 0.0, 1.0, Color()), 6, "set 0 survived the refusals")
+	check_eq(a.get_model_instance_count(1), 4, "with its three models")
+	a.submit()
+	# Sets outlive the frame; clear_equipment forgets them.
+	a.begin()
+	check_eq(a.add_equipped_actor(at.call(0), 2), 0, "sets are kept across frames")
+	check_eq([a.get_model_instance_count(0), a.get_model_instance_count(1), a.get_model_instance_count(2)],
+			[1, 0, 1], "set 2's two models")
+	a.clear_equipment()
+	check_eq(a.add_equipped_actor(at.call(1), 0), -1, "cleared")
+	a.submit()

@@ -91,6 +91,80 @@ impl AnimatedActorMeshInstance {
         frame.add_model(&self.setup(&owner), model_index, variation, tint);
     }
 
+    /// Defines (or replaces) equipment set `equipment` (0 to 4095): the models an actor added
+    /// with `add_equipped_actor` carries, with a texture variation and a tint per model
+    /// (`variations` and `tints` may be empty: variation 0, white). Kept across frames. Returns
+    /// false with one error naming the problem (an id, model or variation out of range, arrays
+    /// of different lengths, a tint that is not finite), and then nothing changes.
+    #[func]
+    fn set_equipment(
+        &self,
+        equipment: i32,
+        models: PackedInt32Array,
+        #[opt(default = &PackedInt32Array::new())] variations: PackedInt32Array,
+        #[opt(default = &PackedColorArray::new())] tints: PackedColorArray,
+    ) -> bool {
+        main_thread_only!("AnimatedActorMeshInstance", "set_equipment", false);
+        let Some(mut frame) = borrow_frame(&self.frame, NODE, "set_equipment") else {
+            return false;
+        };
+        let owner = || self.to_gd().upcast::<Node3D>();
+        let set = frame.set_equipment(
+            &self.setup(&owner),
+            equipment,
+            models.as_slice(),
+            variations.as_slice(),
+            tints.as_slice(),
+        );
+        match set {
+            Ok(()) => true,
+            Err(e) => {
+                godot_error!(
+                    "vat_crowd: set_equipment({equipment}): {e}; equipment {equipment} not changed"
+                );
+                false
+            }
+        }
+    }
+
+    /// Forgets every equipment set (`set_equipment`).
+    #[func]
+    fn clear_equipment(&self) {
+        main_thread_only!("AnimatedActorMeshInstance", "clear_equipment");
+        if let Some(mut frame) = borrow_frame(&self.frame, NODE, "clear_equipment") {
+            frame.clear_equipment();
+        }
+    }
+
+    /// `add_actor` followed by `add_model` for every model of equipment set `equipment` (see
+    /// `set_equipment`), in one call: an actor with three models costs one call from a script
+    /// instead of four. Returns the actor's index, or -1 with an error (as `add_actor`, or an
+    /// equipment set that was not defined; no actor is added then).
+    #[func]
+    fn add_equipped_actor(
+        &self,
+        transform: Transform3D,
+        equipment: i32,
+        #[opt(default = 0)] clip: i32,
+        #[opt(default = f64::NAN)] start_time: f64,
+        #[opt(default = 1.0)] speed: f64,
+        #[opt(default = Color::from_rgba(0.0, 0.0, 0.0, 0.0))] custom: Color,
+    ) -> i32 {
+        main_thread_only!("AnimatedActorMeshInstance", "add_equipped_actor", -1);
+        let Some(mut frame) = borrow_frame(&self.frame, NODE, "add_equipped_actor") else {
+            return -1;
+        };
+        let owner = || self.to_gd().upcast::<Node3D>();
+        let actor = NewActor {
+            transform,
+            clip,
+            start_time,
+            speed,
+            custom,
+        };
+        frame.add_equipped_actor(&self.setup(&owner), equipment, actor)
+    }
+
     /// Pushes this frame's actors and models to the GPU: one texture update per data texture.
     #[func]
     pub(super) fn submit(&mut self) {

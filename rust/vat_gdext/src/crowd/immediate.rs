@@ -25,6 +25,7 @@ use crate::vertex_animation::VertexAnimation;
 use crate::workers;
 
 mod add;
+mod equipment;
 pub use add::NewActor;
 
 /// This frame's actors and model instances, and the GPU objects built for the models.
@@ -53,6 +54,8 @@ pub struct Frame {
     /// The models (by instance id) the GPU objects were built for, to notice edits made in place
     /// (`models.append(x)` changes the array the getter returns without calling the setter).
     built_models: Vec<InstanceId>,
+    /// Equipment sets by id (`set_equipment`); kept across frames.
+    equipment: Vec<Option<Vec<equipment::Equip>>>,
 }
 
 /// What the frame reads from its node: the properties that shape the GPU objects and the

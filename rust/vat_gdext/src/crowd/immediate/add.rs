@@ -105,8 +105,13 @@ impl Frame {
         let Some(look) = self.look_for(setup, model_index, variation, tint, "add_model") else {
             return;
         };
-        let m = model_index as usize;
-        if !self.model_room(m, self.model_counts[m] + 1, "add_model") {
+        self.push_instance(model_index as usize, look, "add_model");
+    }
+
+    /// Attaches an instance of model `m` with look `look` to the actor added last, or reports
+    /// (as `what`) that the model is full.
+    pub(super) fn push_instance(&mut self, m: usize, look: u8, what: &str) {
+        if !self.model_room(m, self.model_counts[m] + 1, what) {
             return;
         }
         let gpu = self.gpu.as_mut().expect("actors exist");
@@ -186,7 +191,7 @@ impl Frame {
     }
 
     /// Checks that model `model_index` exists and has `variation`; returns the model's index.
-    fn model_for_look(
+    pub(super) fn model_for_look(
         &mut self,
         setup: &Setup,
         model_index: i32,
