@@ -102,7 +102,11 @@ func test_equipment_follows_the_hand() -> void:
 	actors.submit()
 	var c := await capture()
 	var same := image_diff(b, c)
-	check(same["mean_abs"] == 0.0, "equipped actor draws as add_model did (mean %.4f/255)" % same["mean_abs"])
+	# Identical in Forward+ and Compatibility; in Mobile two frames of the same scene differ in a few pixels by a
+	# step or two (mean 0.00003/255).
+	print("    equipment set against add_model: mean %.5f/255, %.4f%% over 32/255" % [same["mean_abs"], same["frac_over_32"] * 100.0])
+	check(same["mean_abs"] <= 0.01 and same["frac_over_32"] == 0.0,
+			"equipped actor draws as add_model did (mean %.5f/255, %.4f%% over 32/255)" % [same["mean_abs"], same["frac_over_32"] * 100.0])
 	actors.begin()
 	actors.add_actor(Transform3D.IDENTITY, clip, 0.0, 1.0, Color())
 	for m in models.size():
@@ -118,7 +122,8 @@ func test_equipment_follows_the_hand() -> void:
 	print("    tinted against untinted: mean %.3f/255, %.4f%% over 32/255" % [tint_diff["mean_abs"], tint_diff["frac_over_32"] * 100.0])
 	check(tint_diff["frac_over_32"] > 0.0005, "the tint shows (%.4f%% of pixels off by > 32/255 from untinted)" % (tint_diff["frac_over_32"] * 100.0))
 	var set_diff := image_diff(tinted, tinted_set)
-	check(set_diff["mean_abs"] == 0.0, "a tinted set draws as tinted add_model (mean %.4f/255)" % set_diff["mean_abs"])
+	check(set_diff["mean_abs"] <= 0.01 and set_diff["frac_over_32"] == 0.0,
+			"a tinted set draws as tinted add_model (mean %.5f/255, %.4f%% over 32/255)" % [set_diff["mean_abs"], set_diff["frac_over_32"] * 100.0])
 
 
 ## The baked whole soldier (every MeshInstance3D of its scene) as one VertexAnimation.
