@@ -78,8 +78,8 @@ fn checked_lod1_with(
         .max()
         .map_or(0, |g| *g as usize + 1);
     let mut pinned = vec![false; groups];
+    let min_holes = REPAIR_FROM * MAX_HOLES_PCT;
     for _ in 0..REPAIR_ROUNDS {
-        let min_holes = REPAIR_FROM * MAX_HOLES_PCT;
         let hits = masks.points_in_holes(&alone(lod0, best.level.clone()), 0, min_holes, |pose| {
             level_positions(&lod0_alone, 0, pose)
         });

@@ -35,10 +35,6 @@ impl AnimatedActorMeshInstance {
         #[opt(default = Color::from_rgba(0.0, 0.0, 0.0, 0.0))] custom: Color,
     ) -> i32 {
         main_thread_only!("AnimatedActorMeshInstance", "add_actor", -1);
-        let Some(mut frame) = borrow_frame(&self.frame, NODE, "add_actor") else {
-            return -1;
-        };
-        let owner = || self.to_gd().upcast::<Node3D>();
         let actor = NewActor {
             transform,
             clip,
@@ -46,7 +42,26 @@ impl AnimatedActorMeshInstance {
             speed,
             custom,
         };
-        frame.add_actor(&self.setup(&owner), actor)
+        self.add_actor_with(actor, None)
+    }
+
+    /// Adds `actor` (with equipment set `equipment`'s models, if given) for `add_actor` and
+    /// `add_equipped_actor`; returns its index or -1.
+    fn add_actor_with(&self, actor: NewActor, equipment: Option<i32>) -> i32 {
+        let what = if equipment.is_some() {
+            "add_equipped_actor"
+        } else {
+            "add_actor"
+        };
+        let Some(mut frame) = borrow_frame(&self.frame, NODE, what) else {
+            return -1;
+        };
+        let owner = || self.to_gd().upcast::<Node3D>();
+        let setup = self.setup(&owner);
+        match equipment {
+            Some(id) => frame.add_equipped_actor(&setup, id, actor),
+            None => frame.add_actor(&setup, actor),
+        }
     }
 
     /// Makes `actor` (added this frame) cross-fade from `prev_clip`, which it had been playing
@@ -151,10 +166,6 @@ impl AnimatedActorMeshInstance {
         #[opt(default = Color::from_rgba(0.0, 0.0, 0.0, 0.0))] custom: Color,
     ) -> i32 {
         main_thread_only!("AnimatedActorMeshInstance", "add_equipped_actor", -1);
-        let Some(mut frame) = borrow_frame(&self.frame, NODE, "add_equipped_actor") else {
-            return -1;
-        };
-        let owner = || self.to_gd().upcast::<Node3D>();
         let actor = NewActor {
             transform,
             clip,
@@ -162,7 +173,7 @@ impl AnimatedActorMeshInstance {
             speed,
             custom,
         };
-        frame.add_equipped_actor(&self.setup(&owner), equipment, actor)
+        self.add_actor_with(actor, Some(equipment))
     }
 
     /// Pushes this frame's actors and models to the GPU: one texture update per data texture.

@@ -190,16 +190,37 @@ impl Frame {
         self.model_counts[m] = first + n;
     }
 
-    /// Checks that model `model_index` exists and has `variation`; returns the model's index.
-    pub(super) fn model_for_look(
+    /// Checks that model `model_index` exists and has `variation`; returns the model's index,
+    /// else reports (as `what`) why not.
+    fn model_for_look(
         &mut self,
         setup: &Setup,
         model_index: i32,
         variation: i32,
         what: &str,
     ) -> Option<usize> {
+        match self.check_model_look(setup, model_index, variation) {
+            Ok(m) => Some(m),
+            Err(why) => {
+                if let Some(why) = why {
+                    godot_error!("vat_crowd: {what}: {why}");
+                }
+                None
+            }
+        }
+    }
+
+    /// [`Frame::model_for_look`] without the report: `Err(Some(why))` for a model or variation
+    /// out of range, `Err(None)` when the GPU objects could not be built (reported once by
+    /// [`Frame::ensure_gpu`]).
+    pub(super) fn check_model_look(
+        &mut self,
+        setup: &Setup,
+        model_index: i32,
+        variation: i32,
+    ) -> Result<usize, Option<String>> {
         if !self.ensure_gpu(setup) {
-            return None;
+            return Err(None);
         }
         if model_index >= 0
             && model_index as usize >= self.model_counts.len()
@@ -207,25 +228,23 @@ impl Frame {
         {
             // `models` grew in place (e.g. `models.append(x)`): rebuilt for the new models.
             if !self.ensure_gpu(setup) {
-                return None;
+                return Err(None);
             }
         }
         if model_index < 0 || model_index as usize >= self.model_counts.len() {
-            godot_error!(
-                "vat_crowd: {what}: model index {model_index} out of range ({} models)",
+            return Err(Some(format!(
+                "model index {model_index} out of range ({} models)",
                 self.model_counts.len()
-            );
-            return None;
+            )));
         }
         let m = model_index as usize;
         if variation < 0 || variation as u32 >= self.variation_counts[m] {
-            godot_error!(
-                "vat_crowd: {what}: variation {variation} out of range (model {model_index} has {})",
+            return Err(Some(format!(
+                "variation {variation} out of range (model {model_index} has {})",
                 self.variation_counts[m]
-            );
-            return None;
+            )));
         }
-        Some(m)
+        Ok(m)
     }
 
     fn look_for(

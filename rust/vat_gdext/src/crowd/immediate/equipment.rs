@@ -11,8 +11,8 @@ pub const MAX_EQUIPMENT: i32 = 4096;
 /// One model of an equipment set, with its look.
 #[derive(Clone, Copy)]
 pub struct Equip {
-    model: usize,
-    variation: u32,
+    model: i32,
+    variation: i32,
     tint: [f32; 4],
 }
 
@@ -50,18 +50,18 @@ impl Frame {
             if !rgba.iter().all(|c| c.is_finite()) {
                 return Err(format!("tint {k} ({rgba:?}) is not finite"));
             }
-            // Reports a model or variation out of range itself.
-            if self
-                .model_for_look(setup, model, variation, "set_equipment")
-                .is_none()
-            {
-                return Err(format!(
-                    "entry {k} (model {model}, variation {variation}) refused"
-                ));
+            match self.check_model_look(setup, model, variation) {
+                Ok(_) => {}
+                Err(Some(why)) => return Err(format!("entry {k}: {why}")),
+                Err(None) => {
+                    return Err(
+                        "the crowd's GPU objects could not be built (reported above)".into(),
+                    )
+                }
             }
             set.push(Equip {
-                model: model as usize,
-                variation: variation as u32,
+                model,
+                variation,
                 tint: rgba,
             });
         }
@@ -96,28 +96,34 @@ impl Frame {
             // Moved out for the loop (no copy) so the frame can be borrowed meanwhile.
             let set = self.equipment[slot].take().expect("checked");
             for e in &set {
-                self.attach(e);
+                self.attach(setup, e);
             }
             self.equipment[slot] = Some(set);
         }
         index
     }
 
-    /// Attaches `e` to the actor added last: the checks `set_equipment` made, again only where
-    /// the models may have changed since (a model or variation gone).
-    fn attach(&mut self, e: &Equip) {
+    /// Attaches `e` to the actor added last, checked again against the models as they are now
+    /// (one removed since is left off, with an error). The model and variation were checked by
+    /// `set_equipment`: while they are still in range (two comparisons, on the per-actor path)
+    /// the full check is skipped.
+    fn attach(&mut self, setup: &Setup, e: &Equip) {
         let what = "add_equipped_actor";
-        if e.model >= self.model_counts.len() || e.variation >= self.variation_counts[e.model] {
-            godot_error!(
-                "vat_crowd: {what}: the equipment's model {} (variation {}) no longer exists; \
-                 left off",
-                e.model,
-                e.variation
-            );
-            return;
+        let (m, variation) = (e.model as usize, e.variation as u32);
+        let in_range = self
+            .variation_counts
+            .get(m)
+            .is_some_and(|&count| variation < count);
+        if !in_range {
+            if let Err(why) = self.check_model_look(setup, e.model, e.variation) {
+                if let Some(why) = why {
+                    godot_error!("vat_crowd: {what}: the equipment's {why}; left off");
+                }
+                return;
+            }
         }
-        match self.looks[e.model].index_of(e.tint, e.variation) {
-            Ok(look) => self.push_instance(e.model, look, what),
+        match self.looks[m].index_of(e.tint, variation) {
+            Ok(look) => self.push_instance(m, look, what),
             Err(err) => godot_error!("vat_crowd: {what}: {err}"),
         }
     }
