@@ -248,3 +248,95 @@ func test_bake_warnings_say_what_is_missing_and_when_the_source_changed() -> voi
 	check(w.size() == 1 and w[0].begins_with("The bake is older"), "after a reload too: %s" % [w])
 	DirAccess.remove_absolute(ProjectSettings.globalize_path(path))
 	DirAccess.remove_absolute(ProjectSettings.globalize_path(res_path))
+
+
+## The shared properties of both crowd nodes, by inspector group, in order (one declaration in
+## rust/vat_gdext/src/crowd/node_api.rs serves both nodes).
+const CROWD_GROUPS := {
+	"Playback": ["paused", "speed_scale", "interpolate", "time"],
+	"Look": ["billboard", "full_transform"],
+	"Culling and LOD": ["culling", "culling_camera", "lod_bias", "max_lod", "force_lod", "lod_interpolate", "lod_debug_colors"],
+	"Shadows": ["cast_shadow", "shadow_lod"],
+	"Preview": ["preview_count", "preview_clip"],
+}
+
+
+func test_both_crowd_nodes_group_their_properties_alike() -> void:
+	var retained := AnimatedMeshInstance.new()
+	var actors := AnimatedActorMeshInstance.new()
+	var own := {retained: ["animation", "material_override"], actors: ["models", "material_overrides"]}
+	for node: Node in [retained, actors]:
+		var cls := node.get_class()
+		var layout := _inspector_layout(node)
+		check_eq(layout["_groups"], ["Models", "Playback", "Look", "Culling and LOD", "Shadows", "Preview"],
+			"%s: the groups, in order" % cls)
+		for name in own[node]:
+			check_eq(layout.get(name, [""])[0], "Models", "%s.%s is in Models" % [cls, name])
+		for group in CROWD_GROUPS:
+			for name in CROWD_GROUPS[group]:
+				check_eq(layout.get(name, [""])[0], group, "%s.%s is in %s" % [cls, name, group])
+	check_eq(_inspector_layout(retained).get("auto_submit", [""])[0], "Playback", "auto_submit is a Playback setting")
+	check(not _inspector_layout(actors).has("auto_submit"), "the actor node has no auto_submit (its docs say why)")
+	# The same defaults and the same refusals on both.
+	for name in ["paused", "speed_scale", "interpolate", "billboard", "full_transform", "culling", "lod_bias",
+			"max_lod", "force_lod", "lod_interpolate", "lod_debug_colors", "cast_shadow", "shadow_lod",
+			"preview_count", "preview_clip"]:
+		check_eq(actors.get(name), retained.get(name), "%s: the same default on both nodes" % name)
+	for node: Node in [retained, actors]:
+		node.speed_scale = 2.5
+		check_eq(node.speed_scale, 2.5, "%s takes a speed_scale" % node.get_class())
+		node.speed_scale = INF
+		check_eq(node.speed_scale, 2.5, "%s refuses an infinite speed_scale" % node.get_class())
+		node.max_lod = -7
+		check_eq(node.max_lod, -1, "%s refuses max_lod -7" % node.get_class())
+	retained.free()
+	actors.free()
+
+
+func test_speed_scale_drives_both_clocks() -> void:
+	var nodes := []
+	for scale in [1.0, 3.0]:
+		var retained := AnimatedMeshInstance.new()
+		retained.animation = soldier_body()
+		var actors := AnimatedActorMeshInstance.new()
+		actors.models = [soldier_body()] as Array[VertexAnimation]
+		for node: Node in [retained, actors]:
+			node.speed_scale = scale
+			root.add_child(node)
+			nodes.append(node)
+	await frames(1)
+	var t0 := nodes.map(func(n): return n.time)
+	await frames(4)
+	var advanced := []
+	for i in nodes.size():
+		advanced.append(nodes[i].time - t0[i])
+	# nodes: retained x1, actors x1, retained x3, actors x3; all saw the same process deltas.
+	for i in 2:
+		var cls: String = nodes[i].get_class()
+		check(advanced[i] > 0.0, "%s's clock runs at speed_scale 1" % cls)
+		check_near(advanced[i + 2], 3.0 * advanced[i], 1e-6 + 1e-6 * advanced[i],
+			"%s's clock runs 3x as fast at speed_scale 3" % cls)
+
+
+func test_preview_clip_shows_the_clip_it_plays() -> void:
+	for node: Node in [AnimatedMeshInstance.new(), AnimatedActorMeshInstance.new()]:
+		if node is AnimatedMeshInstance:
+			node.animation = soldier_body()
+		else:
+			node.models = [soldier_body()] as Array[VertexAnimation]
+		var first: String = soldier_body().clip_names[0]
+		var info := _property(node, "preview_clip")
+		check_eq(info.get("hint"), PROPERTY_HINT_PLACEHOLDER_TEXT, "%s: an empty preview_clip shows a placeholder" % node.get_class())
+		check(String(info.get("hint_string", "")).begins_with(first), "%s: the placeholder names the first clip '%s': %s" % [node.get_class(), first, info])
+		node.preview_clip = first
+		info = _property(node, "preview_clip")
+		check_eq(info.get("hint"), PROPERTY_HINT_ENUM_SUGGESTION, "%s: a set preview_clip offers the clips" % node.get_class())
+		check(String(info.get("hint_string", "")).split(",").has(first), "%s: the suggestions list the clips" % node.get_class())
+		node.free()
+
+
+func _property(object: Object, name: String) -> Dictionary:
+	for p in object.get_property_list():
+		if p.name == name:
+			return p
+	return {}

@@ -9,15 +9,15 @@ use godot::prelude::*;
 mod animated_actor_mesh_instance;
 mod animated_mesh_instance;
 mod bake;
-mod baker;
 #[cfg(feature = "bench")]
 mod bench;
 mod convert;
 mod crowd;
 mod editor;
+mod limits;
 mod save;
 mod vertex_animation;
-mod vertex_animation_bake_job;
+mod vertex_animation_baker;
 mod workers;
 
 struct VatCrowdExtension;

@@ -12,6 +12,3 @@ pub mod output;
 pub mod root_motion;
 pub mod sample;
 pub mod scene;
-
-// clip_specs.rs and stored.rs are parts of `VertexAnimation` (child modules of
-// vertex_animation.rs, declared there with #[path], so they reach its private fields).

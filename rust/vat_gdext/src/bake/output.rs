@@ -193,7 +193,7 @@ fn packed_texture(
 /// Refuses more variations than the renderer allows layers in one Texture2DArray (which would
 /// never draw); the bake checks this before sampling anything.
 pub fn check_variation_count(count: usize, owner: &str) -> Result<(), String> {
-    let layers = crate::crowd::gpu::renderer_max_texture_layers();
+    let layers = crate::limits::renderer_max_texture_layers();
     if count > layers as usize {
         return Err(format!(
             "'{owner}' has {count} texture_variations, more than the {layers} layers this renderer allows in one Texture2DArray"
@@ -213,7 +213,7 @@ pub fn variations(
         return Ok(None);
     }
     check_variation_count(textures.len(), owner)?;
-    let max_side = crate::crowd::gpu::renderer_max_texture_size();
+    let max_side = crate::limits::renderer_max_texture_size();
     let mut images: Array<Gd<Image>> = Array::new();
     let mut size = None;
     for (i, texture) in textures.iter().enumerate() {

@@ -11,8 +11,7 @@
 
 use godot::classes::geometry_instance_3d::ShadowCastingSetting;
 use godot::classes::image::Format;
-use godot::classes::rendering_device::Limit;
-use godot::classes::{EditorInterface, Engine, Material, Node3D, RenderingServer, ShaderMaterial};
+use godot::classes::{EditorInterface, Engine, Material, Node3D, ShaderMaterial};
 use godot::prelude::*;
 use vat_core::crowd::{record_texels, LookTable};
 use vat_core::crowd_frame::{Actors, CrowdFrame, CrowdShape, FrameSettings, View, MAX_LEVELS};
@@ -27,6 +26,7 @@ use super::recent::RecentTexture;
 use super::slot::{Slot, LOD_COLORS};
 use super::view::FrameProps;
 use crate::convert;
+use crate::limits::renderer_max_texture_size;
 use crate::vertex_animation::VertexAnimation;
 
 /// Prints a crowd node's setup error once, and again only when it changes, so a misconfigured
@@ -36,31 +36,6 @@ pub fn report_once(last: &mut Option<String>, node: &str, error: String) {
         godot_error!("vat_crowd: {node}: {error}");
         *last = Some(error);
     }
-}
-
-/// The largest 2D texture the renderer takes, in texels per side: the rendering device's limit
-/// (Forward+, Mobile), else (Compatibility, headless) the size every desktop GPU takes, which is
-/// also the most we create (`vat_core::layout::MAX_TEXTURE_SIZE`).
-pub fn renderer_max_texture_size() -> u32 {
-    let fallback = vat_core::layout::MAX_TEXTURE_SIZE;
-    RenderingServer::singleton()
-        .get_rendering_device()
-        .map_or(fallback, |rd| {
-            let limit = rd.limit_get(Limit::MAX_TEXTURE_SIZE_2D);
-            u32::try_from(limit).unwrap_or(u32::MAX).min(fallback)
-        })
-}
-
-/// The most layers a texture array may have on this renderer: the rendering device's limit
-/// (Forward+, Mobile), else (Compatibility, headless) 2048, what desktop GPUs take (OpenGL ES and
-/// Vulkan guarantee only 256).
-pub fn renderer_max_texture_layers() -> u32 {
-    const FALLBACK: u32 = 2048;
-    RenderingServer::singleton()
-        .get_rendering_device()
-        .map_or(FALLBACK, |rd| {
-            u32::try_from(rd.limit_get(Limit::MAX_TEXTURE_ARRAY_LAYERS)).unwrap_or(FALLBACK)
-        })
 }
 
 /// The current camera's position in `node`'s space, if it is in a tree with a 3D camera: in the
@@ -124,7 +99,7 @@ pub struct CrowdGpu {
     pub models: Vec<ModelGpu>,
     /// The camera the materials' billboard points at (None: billboard off, the shader default).
     billboard: Option<Vector3>,
-    /// The renderer's largest texture side ([`renderer_max_texture_size`]), which with
+    /// The renderer's largest texture side ([`crate::limits::renderer_max_texture_size`]), which with
     /// `vat_core::crowd::item_limit` bounds how many actors and instances the crowd may hold.
     pub max_texture_size: u32,
     /// Per-actor custom data (RGBA32F, one texel per actor), made on first use.

@@ -2,24 +2,20 @@
 //! MultiMeshInstance3D per model, the materials that run the VAT shader, and the per-instance
 //! data textures, each updated with exactly one `ImageTexture.update()` per submit.
 //!
-//! `actor_node.rs`, `actor_frame.rs`, `actor_bulk.rs`, `retained_node.rs` and `retained_bulk.rs`
-//! here are not modules of `crowd`: they are the node files' own child modules (declared with `#[path]` in
-//! `animated_actor_mesh_instance.rs` and `animated_mesh_instance.rs`), split off to keep each
-//! file short while keeping access to the node's private fields. `guard` holds the main-thread
-//! rule both nodes apply to every call; `immediate` the actor node's frame, which its per-actor
-//! calls reach through `&self`.
+//! What both crowd nodes share and nothing else: [`core`] (the properties, clock, preview and
+//! submit statistics both hold, and the API over them), the GPU objects ([`gpu`] and its data
+//! textures, materials, instance lists), the crowd frame's view of a camera ([`view`]) and the
+//! main-thread rule every call applies ([`guard`]). Each node's own code lives in its own folder.
 
+pub mod core;
 pub mod data_texture;
-#[macro_use]
-pub mod frame_api;
 pub mod gpu;
 pub mod guard;
-pub mod immediate;
 pub mod looks;
 pub mod material;
 pub mod model_data;
+pub mod node_api;
 pub mod preview;
 pub mod recent;
-pub mod retained;
 pub mod slot;
 pub mod view;

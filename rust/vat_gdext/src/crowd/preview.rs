@@ -77,9 +77,14 @@ pub fn checked_count(node: &str, count: i32, keeps: i32) -> i32 {
     }
 }
 
-/// Offers the clip names of `model` in the inspector's `preview_clip` field (a suggestion list:
-/// an index can still be typed).
-pub fn suggest_clips(property: &mut PropertyInfo, model: Option<&Gd<VertexAnimation>>) {
+/// Shapes the inspector's `preview_clip` field from `model`'s clips: while `current` is empty
+/// it shows the clip the preview plays (the first) greyed in the empty field; once set, it offers
+/// every clip name as a suggestion (an index can still be typed).
+pub fn suggest_clips(
+    property: &mut PropertyInfo,
+    model: Option<&Gd<VertexAnimation>>,
+    current: &GString,
+) {
     if property.property_name != "preview_clip" {
         return;
     }
@@ -87,10 +92,18 @@ pub fn suggest_clips(property: &mut PropertyInfo, model: Option<&Gd<VertexAnimat
         return;
     };
     let names: Vec<String> = model.bind().clips().into_iter().map(|c| c.name).collect();
-    if !names.is_empty() {
-        property.hint_info = PropertyHintInfo {
+    let Some(first) = names.first() else {
+        return;
+    };
+    property.hint_info = if current.is_empty() {
+        PropertyHintInfo {
+            hint: PropertyHint::PLACEHOLDER_TEXT,
+            hint_string: GString::from(format!("{first} (the first clip)").as_str()),
+        }
+    } else {
+        PropertyHintInfo {
             hint: PropertyHint::ENUM_SUGGESTION,
             hint_string: GString::from(names.join(",").as_str()),
-        };
-    }
+        }
+    };
 }

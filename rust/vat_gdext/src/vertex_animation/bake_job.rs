@@ -4,8 +4,8 @@
 use godot::global::Error;
 use godot::prelude::*;
 
-use crate::vertex_animation::steps::{BakeSource, Built, Prepared};
-use crate::vertex_animation::VertexAnimation;
+use super::steps::{BakeSource, Built, Prepared};
+use super::VertexAnimation;
 
 /// One resource of a job and how far its bake is.
 struct Target {

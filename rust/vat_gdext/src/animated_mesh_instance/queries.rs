@@ -1,5 +1,5 @@
 //! `AnimatedMeshInstance`'s playback query: an instance's clip time from the crowd clock and the
-//! clip table (`vat_core::clip_end`). A child module of the node's file (see its `#[path]`).
+//! clip table (`vat_core::clip_end`).
 
 use super::*;
 use vat_core::clip_end;
@@ -31,6 +31,6 @@ impl AnimatedMeshInstance {
             return -1.0;
         };
         let speed = clip_end::stored_speed(inst.speed);
-        clip_end::clip_time(clip, self.clock.time() - inst.start, speed)
+        clip_end::clip_time(clip, self.core.clock.time() - inst.start, speed)
     }
 }

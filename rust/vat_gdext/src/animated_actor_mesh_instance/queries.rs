@@ -1,12 +1,12 @@
 //! `AnimatedActorMeshInstance`'s playback queries: clip times and finished clips, computed from
 //! the crowd clock and the clip table by `vat_core::clip_end` (no per-actor timer, no GPU
-//! read-back). A child module of the node's file (see its `#[path]`).
+//! read-back).
 //!
 //! The node feeds its tracker from `add_actor`, `set_actors` and `set_actor_transforms` (one
 //! call each) and ends its frame in `submit()`.
 
+use super::immediate::read_frame;
 use super::*;
-use crate::crowd::immediate::read_frame;
 
 const NODE: &str = "AnimatedActorMeshInstance";
 
@@ -25,7 +25,7 @@ impl AnimatedActorMeshInstance {
         };
         let n = frame.actor_count;
         let time = (actor >= 0 && (actor as usize) < n)
-            .then(|| frame.ends.clip_time(actor as usize, self.clock.time()))
+            .then(|| frame.ends.clip_time(actor as usize, self.core.clock.time()))
             .flatten();
         time.unwrap_or_else(|| {
             godot_error!(

@@ -1,5 +1,6 @@
 //! `VertexAnimation`: a character to bake (source and settings) and what was baked from it.
 
+pub(crate) mod bake_job;
 mod decode;
 mod lod;
 mod state;
@@ -16,11 +17,9 @@ use vat_core::encode::EncodedVat;
 
 use crate::bake::output;
 use crate::save::save_atomic;
-use crate::vertex_animation_bake_job::{BakeRun, VertexAnimationBakeJob};
+use bake_job::{BakeRun, VertexAnimationBakeJob};
 
-#[path = "bake/clip_specs.rs"]
 mod clip_specs;
-#[path = "bake/stored.rs"]
 mod stored;
 
 /// Floats per clip in the stored clip table: first frame, frame count, fps, duration, looped.

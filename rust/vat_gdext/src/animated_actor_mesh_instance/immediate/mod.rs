@@ -184,7 +184,7 @@ impl Frame {
             &mut owner,
             &models,
             &overrides,
-            crate::animated_actor_mesh_instance::shadow_setting(setup.cast_shadow),
+            crate::crowd::core::shadow_setting(setup.cast_shadow),
             setup.full_transform,
         )?;
         self.clip_count = first.len() as u32;

@@ -1,5 +1,5 @@
 //! `AnimatedActorMeshInstance`'s bulk calls: whole frames of actors, model lists and blends from
-//! packed arrays. A child module of the node's file (see its `#[path]`).
+//! packed arrays.
 
 use super::*;
 use crate::crowd::looks::PlacedBounds;
@@ -28,7 +28,7 @@ impl AnimatedActorMeshInstance {
             prev_start_times: prev_start_times.as_slice(),
             blend_times: blend_times.as_slice(),
         };
-        let (origin, stride) = (self.clock.origin(), self.stride());
+        let (origin, stride) = (self.core.clock.origin(), self.stride());
         let frame = self.frame.get_mut();
         frame.apply_blends(&blends, origin, stride, "set_actor_blends");
     }
@@ -51,8 +51,8 @@ impl AnimatedActorMeshInstance {
         }
         let n = positions.len();
         let points = convert::vec3_slice(positions.as_slice());
-        let origin = self.clock.origin() as f32;
-        let (stride, full) = (self.stride(), self.full_transform);
+        let origin = self.core.clock.origin() as f32;
+        let (stride, full) = (self.stride(), self.core.full_transform);
         let frame = self.frame.get_mut();
         if !frame.actor_room(n, full, "set_actors") {
             return;
@@ -102,7 +102,7 @@ impl AnimatedActorMeshInstance {
     fn set_actor_placements(&mut self, placements: PackedVector4Array) {
         main_thread_only!("AnimatedActorMeshInstance", "set_actor_placements");
         self.sync_models();
-        if self.full_transform {
+        if self.core.full_transform {
             godot_error!(
                 "vat_crowd: set_actor_placements: the actors have full transforms \
                  (full_transform = true); use set_actor_transforms; nothing changed"
@@ -141,7 +141,7 @@ impl AnimatedActorMeshInstance {
         if !self.ensure_gpu() {
             return;
         }
-        let (stride, origin) = (self.stride(), self.clock.origin() as f32);
+        let (stride, origin) = (self.stride(), self.core.clock.origin() as f32);
         let frame = self.frame.get_mut();
         let (n, clip_count) = (frame.actor_count, frame.clip_count);
         let gpu = frame.gpu.as_mut().expect("ensured");
@@ -182,7 +182,7 @@ impl AnimatedActorMeshInstance {
     ) {
         main_thread_only!("AnimatedActorMeshInstance", "set_actor_transforms");
         self.sync_models();
-        if !self.full_transform {
+        if !self.core.full_transform {
             godot_error!(
                 "vat_crowd: set_actor_transforms: needs full_transform = true; this frame's \
                  actors were not changed (use set_actors for positions and yaws)"
@@ -193,7 +193,7 @@ impl AnimatedActorMeshInstance {
             return;
         }
         let n = transforms.len() / crowd::TRANSFORM_FLOATS;
-        let origin = self.clock.origin() as f32;
+        let origin = self.core.clock.origin() as f32;
         let frame = self.frame.get_mut();
         if !frame.actor_room(n, true, "set_actor_transforms") {
             return;

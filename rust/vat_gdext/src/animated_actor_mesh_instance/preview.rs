@@ -1,6 +1,5 @@
 //! `AnimatedActorMeshInstance`'s editor preview (see `crowd::preview`): the grid drawn as the
-//! node's own actors, each carrying every model. A child module of the node's file (see its
-//! `#[path]`).
+//! node's own actors, each carrying every model.
 
 use super::*;
 use crate::crowd::preview;
@@ -10,7 +9,7 @@ impl AnimatedActorMeshInstance {
     /// runs in the editor).
     pub(super) fn update_preview(&mut self) -> bool {
         // The common case, every frame of a game: nothing shown, nothing to show.
-        if self.preview.is_none() && (self.preview_count <= 0 || !editor::in_editor()) {
+        if self.core.preview.is_none() && (self.core.preview_count <= 0 || !editor::in_editor()) {
             return false;
         }
         let name = self.base().get_name().to_string();
@@ -19,16 +18,16 @@ impl AnimatedActorMeshInstance {
             let models: Vec<Gd<VertexAnimation>> = self.models.iter_shared().flatten().collect();
             preview::wanted(
                 &name,
-                self.preview_count,
-                &self.preview_clip,
+                self.core.preview_count,
+                &self.core.preview_clip,
                 &models,
-                &mut self.preview_error,
+                &mut self.core.preview_error,
             )
         } else {
             None
         };
         let Some(wanted) = wanted else {
-            if self.preview.take().is_some() {
+            if self.core.preview.take().is_some() {
                 self.begin();
                 if self.frame.get_mut().gpu.is_some() {
                     self.submit();
@@ -37,11 +36,11 @@ impl AnimatedActorMeshInstance {
             return false;
         };
         let n = wanted.positions.len();
-        if self.preview.as_ref() == Some(&wanted) && self.frame.get_mut().actor_count == n {
+        if self.core.preview.as_ref() == Some(&wanted) && self.frame.get_mut().actor_count == n {
             return true;
         }
         // A change, a rebuild, or actors added by a tool script: the preview owns the node here.
-        self.preview = None;
+        self.core.preview = None;
         self.begin();
         let models = self.models.len() as i32;
         for p in &wanted.positions {
@@ -55,7 +54,7 @@ impl AnimatedActorMeshInstance {
             }
         }
         self.submit();
-        self.preview = Some(wanted);
+        self.core.preview = Some(wanted);
         true
     }
 }

@@ -1,5 +1,5 @@
 //! `AnimatedMeshInstance`'s editor preview (see `crowd::preview`): the grid drawn as the node's
-//! own instances. A child module of the node's file (see its `#[path]`).
+//! own instances.
 
 use super::*;
 use crate::crowd::preview;
@@ -9,30 +9,30 @@ impl AnimatedMeshInstance {
     /// runs in the editor).
     pub(super) fn update_preview(&mut self) -> bool {
         // The common case, every frame of a game: nothing shown, nothing to show.
-        if self.preview.is_none() && (self.preview_count <= 0 || !editor::in_editor()) {
+        if self.core.preview.is_none() && (self.core.preview_count <= 0 || !editor::in_editor()) {
             return false;
         }
         let name = self.base().get_name().to_string();
         let models: Vec<Gd<VertexAnimation>> = self.animation.iter().cloned().collect();
         let wanted = preview::wanted(
             &name,
-            self.preview_count,
-            &self.preview_clip,
+            self.core.preview_count,
+            &self.core.preview_clip,
             &models,
-            &mut self.preview_error,
+            &mut self.core.preview_error,
         );
         let Some(wanted) = wanted else {
-            if self.preview.take().is_some() {
+            if self.core.preview.take().is_some() {
                 self.clear();
             }
             return false;
         };
         let n = wanted.positions.len();
-        if self.preview.as_ref() == Some(&wanted) && self.instances.len() == n {
+        if self.core.preview.as_ref() == Some(&wanted) && self.instances.len() == n {
             return true;
         }
         // A change, or instances added by a tool script: the preview owns the node here.
-        self.preview = None;
+        self.core.preview = None;
         self.clear();
         for p in &wanted.positions {
             let at = Transform3D::new(Basis::IDENTITY, Vector3::new(p[0], p[1], p[2]));
@@ -41,7 +41,7 @@ impl AnimatedMeshInstance {
             }
         }
         self.submit();
-        self.preview = Some(wanted);
+        self.core.preview = Some(wanted);
         true
     }
 }

@@ -1,10 +1,9 @@
 //! `AnimatedActorMeshInstance`'s immediate-mode calls: `begin()`, then per actor `add_actor()`
 //! and `add_model()`, then `submit()`. The per-actor calls take `&self` and reach the frame
-//! through its `RefCell` (see `crowd::immediate`). A child module of the node's file (see its
-//! `#[path]`).
+//! through its `RefCell` (see `immediate`).
 
+use super::immediate::{borrow_frame, read_frame, NewActor};
 use super::*;
-use crate::crowd::immediate::{borrow_frame, read_frame, NewActor};
 
 const NODE: &str = "AnimatedActorMeshInstance";
 
@@ -80,7 +79,7 @@ impl AnimatedActorMeshInstance {
         };
         // The previous start is passed relative to the clock's origin, as the records store
         // start times, so the f64 argument keeps its precision after hours of play.
-        let origin = self.clock.origin();
+        let origin = self.core.clock.origin();
         let blends = crowd::BulkBlends {
             actor_ids: &[actor],
             prev_clips: &[prev_clip],
@@ -191,8 +190,8 @@ impl AnimatedActorMeshInstance {
         if !self.ensure_gpu() {
             return;
         }
-        let time = self.clock.shader_time();
-        let interpolate = self.interpolate;
+        let time = self.core.clock.shader_time();
+        let interpolate = self.core.interpolate;
         let actors = self.frame.get_mut().actor_count;
         let request = self.frame_request(actors, self.stride());
         let frame = self.frame.get_mut();
@@ -204,10 +203,10 @@ impl AnimatedActorMeshInstance {
             bounds.push(frame.placed.for_model(&model.bounds));
         }
         gpu.submit(&frame.model_counts, &bounds, time, interpolate, &request);
-        self.last_submit_bytes = (gpu.sent_bytes() - sent) as i64;
-        frame.ends.finish(actors, self.clock.time());
+        self.core.last_submit_bytes = (gpu.sent_bytes() - sent) as i64;
+        frame.ends.finish(actors, self.core.clock.time());
         self.update_billboard();
-        self.last_submit_usec = started.elapsed().as_micros() as i64;
+        self.core.last_submit_usec = started.elapsed().as_micros() as i64;
     }
 
     /// Actors added this frame.

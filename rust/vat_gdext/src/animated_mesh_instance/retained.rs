@@ -7,8 +7,8 @@ use vat_core::crowd::{self, ActorState, LookTable};
 use vat_core::encode::Bounds;
 use vat_core::slots::{Changes, IdSlots};
 
-use super::gpu::CrowdGpu;
-use super::looks::PlacedBounds;
+use crate::crowd::gpu::CrowdGpu;
+use crate::crowd::looks::PlacedBounds;
 
 /// One instance as the node remembers it between frames.
 #[derive(Clone)]

@@ -1,5 +1,5 @@
 //! `AnimatedMeshInstance`'s helpers that Godot does not see: GPU setup, limits, id and value
-//! checks. A child module of the node's file (see its `#[path]`).
+//! checks.
 
 use super::*;
 
@@ -21,32 +21,62 @@ pub(super) fn play(inst: &mut Instance, now: f64, p: Playing) {
     inst.speed = p.speed;
 }
 
-impl AnimatedMeshInstance {
-    /// The crowd's GPU objects (none before they are built), as `frame_api!` asks for them.
-    pub(crate) fn gpu_ref(&self, _what: &str) -> Option<&CrowdGpu> {
+impl CrowdNode for AnimatedMeshInstance {
+    fn gpu_ref(&self, _what: &str) -> Option<impl std::ops::Deref<Target = CrowdGpu> + '_> {
         self.gpu.as_ref()
     }
 
-    /// The crowd's GPU objects, for a `&mut self` call.
-    pub(crate) fn gpu_mut(&mut self) -> Option<&mut CrowdGpu> {
+    fn gpu_mut(&mut self) -> Option<&mut CrowdGpu> {
         self.gpu.as_mut()
     }
 
-    /// Runs the crowd frame again if the camera, the node or a culling or LOD property changed
-    /// since it last ran.
-    pub(super) fn refresh_frame(&mut self) {
+    fn reset_gpu(&mut self) {
+        if let Some(gpu) = self.gpu.take() {
+            gpu.free();
+        }
+        self.gpu_error = None;
+        // New textures hold nothing yet.
+        self.instances.mark_all();
+        self.dirty = true;
+    }
+
+    fn refresh_frame(&mut self) {
         // Written but not submitted: the records do not hold every instance yet, and the next
         // submit runs the frame anyway.
         if self.gpu.is_none() || self.dirty {
             return;
         }
         let n = self.instances.len();
-        let request = self.frame_request(n, crowd::record_floats(self.full_transform));
+        let request = self.frame_request(n, crowd::record_floats(self.core.full_transform));
         if let Some(gpu) = &mut self.gpu {
             gpu.refresh(&request);
         }
     }
 
+    fn clock_rebased(&mut self, _old_origin: f64) {
+        // Stored start times are relative to the origin: re-pack them all.
+        self.instances.mark_all();
+        self.dirty = true;
+    }
+
+    fn time_set(&mut self) {
+        self.dirty = true;
+    }
+
+    fn full_transform_fits(&self, full: bool) -> Result<(), String> {
+        match &self.gpu {
+            Some(gpu) if full => {
+                let texels = crowd::record_texels(true);
+                let n = self.instances.len();
+                crowd::check_item_count("instances", n, texels, gpu.max_texture_size)
+                    .map_err(|e| e.to_string())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl AnimatedMeshInstance {
     pub(super) fn push(&mut self, inst: Instance) -> i32 {
         match self.instances.insert(inst) {
             Some(id) => {
@@ -96,7 +126,7 @@ impl AnimatedMeshInstance {
             return false;
         };
         let wanted = self.instances.len() + more;
-        let texels = crowd::record_texels(self.full_transform);
+        let texels = crowd::record_texels(self.core.full_transform);
         match crowd::check_item_count("instances", wanted, texels, gpu.max_texture_size) {
             Ok(()) => true,
             Err(e) => {
@@ -166,16 +196,6 @@ impl AnimatedMeshInstance {
         true
     }
 
-    pub(super) fn reset_gpu(&mut self) {
-        if let Some(gpu) = self.gpu.take() {
-            gpu.free();
-        }
-        self.gpu_error = None;
-        // New textures hold nothing yet.
-        self.instances.mark_all();
-        self.dirty = true;
-    }
-
     pub(super) fn ensure_gpu(&mut self) -> bool {
         if self.gpu.is_some() {
             return true;
@@ -193,8 +213,8 @@ impl AnimatedMeshInstance {
                 &mut owner,
                 std::slice::from_ref(&animation),
                 std::slice::from_ref(&self.material_override),
-                shadow_setting(self.cast_shadow),
-                self.full_transform,
+                self.core.cast(),
+                self.core.full_transform,
             )?;
             self.clip_count = animation.bind().get_clip_count() as u32;
             self.variation_count = animation

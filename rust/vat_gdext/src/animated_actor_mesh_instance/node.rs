@@ -1,11 +1,10 @@
 //! `AnimatedActorMeshInstance`'s helpers that Godot does not see: the way to its frame (see
-//! `crowd::immediate`), GPU setup and the clock rebase. A child module of the node's file (see
-//! its `#[path]`).
+//! `crowd::immediate`), GPU setup and the clock rebase.
 
 use std::cell::Ref;
 
+use super::immediate::{read_frame, Frame, Setup};
 use super::*;
-use crate::crowd::immediate::{read_frame, Frame, Setup};
 
 /// The node's fields the frame reads, borrowed field by field (so `parts` can lend the frame
 /// beside them).
@@ -14,9 +13,9 @@ macro_rules! setup_of {
         Setup {
             models: &$node.models,
             overrides: &$node.material_overrides,
-            cast_shadow: $node.cast_shadow,
-            full_transform: $node.full_transform,
-            clock: &$node.clock,
+            cast_shadow: $node.core.cast_shadow,
+            full_transform: $node.core.full_transform,
+            clock: &$node.core.clock,
             owner: $owner,
         }
     };
@@ -38,35 +37,9 @@ impl AnimatedActorMeshInstance {
         (setup, self.frame.get_mut())
     }
 
-    /// The crowd's GPU objects for a `&self` call named `what` (none before they are built, or
-    /// after reporting that another call on the node holds the frame).
-    pub(crate) fn gpu_ref(&self, what: &str) -> Option<Ref<'_, CrowdGpu>> {
-        let frame = read_frame(&self.frame, "AnimatedActorMeshInstance", what)?;
-        Ref::filter_map(frame, |f| f.gpu.as_ref()).ok()
-    }
-
-    /// The crowd's GPU objects, for a `&mut self` call.
-    pub(crate) fn gpu_mut(&mut self) -> Option<&mut CrowdGpu> {
-        self.frame.get_mut().gpu.as_mut()
-    }
-
-    /// Runs the crowd frame again if the camera, the node or a culling or LOD property changed
-    /// since it last ran (called every process frame).
-    pub(super) fn refresh_frame(&mut self) {
-        let frame = self.frame.get_mut();
-        if frame.gpu.is_none() {
-            return;
-        }
-        let actors = frame.actor_count;
-        let request = self.frame_request(actors, self.stride());
-        if let Some(gpu) = self.gpu_mut() {
-            gpu.refresh(&request);
-        }
-    }
-
     /// Floats per actor record.
     pub(super) fn stride(&self) -> usize {
-        crowd::record_floats(self.full_transform)
+        crowd::record_floats(self.core.full_transform)
     }
 
     /// Rebuilds the GPU objects (dropping this frame's actors) if `models` no longer holds what
@@ -76,11 +49,6 @@ impl AnimatedActorMeshInstance {
         let owner = move || gd.clone();
         let (setup, frame) = self.parts(&owner);
         frame.sync_models(&setup)
-    }
-
-    /// Frees the GPU objects (built again on next use) and forgets this frame's actors.
-    pub(super) fn reset_gpu(&mut self) {
-        self.frame.get_mut().reset_gpu();
     }
 
     /// Builds the GPU objects on first use; reports a bad model set once.
@@ -93,10 +61,39 @@ impl AnimatedActorMeshInstance {
         let (setup, frame) = self.parts(&owner);
         frame.ensure_gpu(&setup)
     }
+}
 
-    /// After the clock's origin moved, shifts every stored start time so poses do not jump.
-    pub(super) fn rebase_if_needed(&mut self, old_origin: f64) {
-        let delta = (self.clock.origin() - old_origin) as f32;
+impl CrowdNode for AnimatedActorMeshInstance {
+    /// None also after reporting that another call on the node holds the frame.
+    fn gpu_ref(&self, what: &str) -> Option<impl std::ops::Deref<Target = CrowdGpu> + '_> {
+        let frame = read_frame(&self.frame, "AnimatedActorMeshInstance", what)?;
+        Ref::filter_map(frame, |f| f.gpu.as_ref()).ok()
+    }
+
+    fn gpu_mut(&mut self) -> Option<&mut CrowdGpu> {
+        self.frame.get_mut().gpu.as_mut()
+    }
+
+    /// Also forgets this frame's actors.
+    fn reset_gpu(&mut self) {
+        self.frame.get_mut().reset_gpu();
+    }
+
+    fn refresh_frame(&mut self) {
+        let frame = self.frame.get_mut();
+        if frame.gpu.is_none() {
+            return;
+        }
+        let actors = frame.actor_count;
+        let request = self.frame_request(actors, self.stride());
+        if let Some(gpu) = self.gpu_mut() {
+            gpu.refresh(&request);
+        }
+    }
+
+    /// Shifts every stored start time so poses do not jump.
+    fn clock_rebased(&mut self, old_origin: f64) {
+        let delta = (self.core.clock.origin() - old_origin) as f32;
         if delta == 0.0 {
             return;
         }

@@ -7,9 +7,9 @@ use godot::prelude::*;
 
 use crate::bake::scene::find_player;
 use crate::editor;
+use crate::vertex_animation::bake_job::{BakeRun, VertexAnimationBakeJob};
 use crate::vertex_animation::steps::BakeSource;
 use crate::vertex_animation::VertexAnimation;
-use crate::vertex_animation_bake_job::{BakeRun, VertexAnimationBakeJob};
 
 /// Put a character (e.g. an instanced .glb) under this node as its first child, add one
 /// VertexAnimation per model to `targets` (each may list its own `meshes` subset, e.g. the sword

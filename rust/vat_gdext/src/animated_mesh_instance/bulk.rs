@@ -1,5 +1,5 @@
 //! `AnimatedMeshInstance`'s bulk calls: many instances added, moved or replayed from packed
-//! arrays. A child module of the node's file (see its `#[path]`).
+//! arrays.
 
 use super::*;
 
@@ -48,7 +48,7 @@ impl AnimatedMeshInstance {
         }
         // Consecutive ids need fresh ones, not recycled ones.
         let first = self.instances.next_fresh_id() as i32;
-        let now = self.clock.time();
+        let now = self.core.clock.time();
         for (p, y) in points.iter().zip(yaws.as_slice()) {
             let inst = Instance {
                 position: *p,
@@ -170,7 +170,7 @@ impl AnimatedMeshInstance {
         else {
             return;
         };
-        let now = self.clock.time();
+        let now = self.core.clock.time();
         for slot in slots {
             play(self.instances.slot_mut(slot), now, playing);
         }
