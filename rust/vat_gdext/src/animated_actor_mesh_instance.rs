@@ -9,7 +9,6 @@ use godot::obj::EngineEnum;
 use godot::prelude::*;
 use vat_core::clock::{clock_runs, CrowdClock};
 use vat_core::crowd;
-use vat_core::validate;
 
 use crate::convert;
 use crate::crowd::frame_api::accessors;
@@ -402,7 +401,7 @@ impl AnimatedActorMeshInstance {
     #[func]
     fn set_time(&mut self, time: f64) {
         main_thread_only!("AnimatedActorMeshInstance", "set_time");
-        if let Err(e) = validate::crowd_time(time, "time") {
+        if let Err(e) = vat_core::crowd::crowd_time(time, "time") {
             godot_error!(
                 "vat_crowd: AnimatedActorMeshInstance.time: {e}; the clock keeps {}",
                 self.clock.time()
@@ -426,7 +425,7 @@ impl AnimatedActorMeshInstance {
     #[func]
     fn set_speed_scale(&mut self, scale: f64) {
         main_thread_only!("AnimatedActorMeshInstance", "set_speed_scale");
-        match validate::speed(scale, "speed_scale") {
+        match vat_core::crowd::speed(scale, "speed_scale") {
             Ok(_) => self.speed_scale = scale,
             Err(e) => godot_error!(
                 "vat_crowd: AnimatedActorMeshInstance.speed_scale: {e}; it stays {}",

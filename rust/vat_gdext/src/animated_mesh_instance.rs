@@ -6,8 +6,7 @@ use godot::classes::{INode3D, Material, Node3D};
 use godot::prelude::*;
 use vat_core::clock::{clock_runs, CrowdClock};
 use vat_core::crowd;
-use vat_core::slots::IdSlots;
-use vat_core::validate;
+use vat_core::crowd::IdSlots;
 
 use crate::animated_actor_mesh_instance::shadow_setting;
 use crate::convert;
@@ -353,7 +352,7 @@ impl AnimatedMeshInstance {
     #[func]
     fn set_time(&mut self, time: f64) {
         main_thread_only!("AnimatedMeshInstance", "set_time");
-        if let Err(e) = validate::crowd_time(time, "time") {
+        if let Err(e) = vat_core::crowd::crowd_time(time, "time") {
             godot_error!(
                 "vat_crowd: AnimatedMeshInstance.time: {e}; the clock keeps {}",
                 self.clock.time()
