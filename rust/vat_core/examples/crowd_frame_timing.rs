@@ -9,12 +9,10 @@ use std::time::{Duration, Instant};
 
 use glam::Vec3;
 use vat_core::bounds::Bounds;
+use vat_core::crowd::move_actors_bulk;
+use vat_core::crowd::RecentStates;
 use vat_core::crowd::{pack_actor_record, pack_model_instance, ActorState};
-use vat_core::crowd_frame::{
-    Actors, CrowdFrame, CrowdShape, FrameSettings, Plane, Projection, View,
-};
-use vat_core::crowd_move::move_actors_bulk;
-use vat_core::crowd_recent::RecentStates;
+use vat_core::crowd::{Actors, CrowdFrame, CrowdShape, FrameSettings, Plane, Projection, View};
 use vat_core::lod_distance::{actor_diameter, screen_constant, LodCurve, DEFAULT_SWITCH_DISTANCES};
 
 fn main() {

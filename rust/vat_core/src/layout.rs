@@ -22,7 +22,7 @@ pub const PLACEMENT_TEXELS_FULL: u32 = 3;
 /// RGBA32F texels per actor in the state texture: start time, clip code, speed and scale, blend.
 pub const STATE_TEXELS: u32 = 1;
 /// Layers of the recent-state texture (RGBA32F, `DATA_TEXTURE_WIDTH` x 1 each): states that
-/// changed since the state texture was last sent whole (see `crate::crowd_recent`).
+/// changed since the state texture was last sent whole (see `crate::crowd::RecentStates`).
 pub const RECENT_STATE_LAYERS: u32 = (RECENT_STATE_SLOTS + 1).div_ceil(DATA_TEXTURE_WIDTH);
 /// Highest recent-state slot; slot 0 means "read the state texture". The slot is stored above the
 /// yaw in the placement's packed `w`, biased by [`RECENT_SLOT_BIAS`], and the biased slot must

@@ -3,7 +3,7 @@
 use godot::builtin::{Aabb, AnyArray, Array, Basis, Transform3D, Variant, Vector2, Vector3};
 use godot::classes::Object;
 use godot::obj::{Gd, Inherits};
-use vat_core::encode::Bounds;
+use vat_core::bounds::Bounds;
 
 /// Godot vector to glam.
 pub fn vec3(v: Vector3) -> glam::Vec3 {

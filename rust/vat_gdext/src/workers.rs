@@ -46,12 +46,12 @@ pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 }
 
 /// [`install`] for a crowd bulk call over `items` items: below
-/// `vat_core::crowd_bulk::PARALLEL_MIN_ITEMS` the call runs on the calling thread anyway, so `f`
+/// `vat_core::crowd::PARALLEL_MIN_ITEMS` the call runs on the calling thread anyway, so `f`
 /// runs right here. Handing it to a pool thread and waiting for it costs a wake-up and a context
 /// switch each time, which on a machine whose cores are busy rendering measured milliseconds per
 /// call.
 pub fn install_for<R: Send>(items: usize, f: impl FnOnce() -> R + Send) -> R {
-    if items < vat_core::crowd_bulk::PARALLEL_MIN_ITEMS {
+    if items < vat_core::crowd::PARALLEL_MIN_ITEMS {
         f()
     } else {
         install(f)

@@ -337,5 +337,4 @@ fn validate_textures(source: &LodSource) -> Result<()> {
 }
 
 #[cfg(test)]
-#[path = "chain_tests.rs"]
 mod tests;

@@ -169,5 +169,4 @@ impl Best {
 }
 
 #[cfg(test)]
-#[path = "checked_tests.rs"]
 mod tests;

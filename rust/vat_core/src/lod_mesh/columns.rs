@@ -4,7 +4,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::{ColumnSource, LodChain};
-use crate::encode::{
+use crate::bake::encode::{
     decode_frame, decode_frame_normals, encode_position_texels, layout_for, position_texel_bytes,
     EncodedVat, NORMAL_TEXEL_BYTES,
 };
@@ -15,7 +15,7 @@ use crate::octahedral::oct_encode_f16_into;
 const WEIGHT_SUM_TOLERANCE: f32 = 1e-4;
 
 /// A VAT over `columns` (in their order) from the full bake `vat`, with the same
-/// [`EncodingParams`](crate::encode::EncodingParams), bounds and clip bounds.
+/// [`EncodingParams`](crate::bake::encode::EncodingParams), bounds and clip bounds.
 ///
 /// A [`ColumnSource::Vertex`] column copies that vertex's texels bit for bit. A
 /// [`ColumnSource::Bound`] column is, at every frame, the weighted sum of the three vertices'
@@ -183,5 +183,4 @@ pub fn level_positions(chain: &LodChain, level: usize, source_positions: &[Vec3]
 }
 
 #[cfg(test)]
-#[path = "columns_tests.rs"]
 mod tests;

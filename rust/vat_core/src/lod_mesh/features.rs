@@ -70,5 +70,4 @@ pub(crate) fn sharp_points(source: &LodSource, lod0: &Welded) -> Vec<bool> {
 }
 
 #[cfg(test)]
-#[path = "features_tests.rs"]
 mod tests;

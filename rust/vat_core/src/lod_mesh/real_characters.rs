@@ -13,8 +13,8 @@ use glam::Vec3;
 
 use super::weld::weld;
 use super::{build_chain, check_silhouettes, silhouette_image, LodSettings, LodSource};
-use crate::encode::bytes_per_vertex_frame;
-use crate::encode::Precision;
+use crate::bake::encode::bytes_per_vertex_frame;
+use crate::bake::encode::Precision;
 
 /// Share of triangles whose counter-clockwise normal points along their corners' normals: near
 /// 0 for Godot's clockwise front faces.

@@ -374,5 +374,4 @@ fn fill_triangle(mask: &mut [u8], p: [Vec2; 3]) {
 }
 
 #[cfg(test)]
-#[path = "silhouette_tests.rs"]
 mod tests;

@@ -215,5 +215,4 @@ fn fold(mut per_view: Vec<(f32, f32, u32, u32)>) -> SilhouetteReport {
 }
 
 #[cfg(test)]
-#[path = "silhouette_cache_tests.rs"]
 mod tests;

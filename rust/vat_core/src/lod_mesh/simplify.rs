@@ -384,5 +384,4 @@ fn assemble(lod0: &Welded, pieces: &[Piece], result: Vec<Vec<u32>>) -> LodLevel 
 }
 
 #[cfg(test)]
-#[path = "simplify_tests.rs"]
 mod tests;

@@ -428,5 +428,4 @@ fn build_level(
 }
 
 #[cfg(test)]
-#[path = "weld_tests.rs"]
 mod tests;

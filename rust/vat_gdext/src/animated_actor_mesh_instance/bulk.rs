@@ -118,7 +118,7 @@ impl AnimatedActorMeshInstance {
         gpu.actors.reserve(n);
         let records = &mut gpu.actors.floats_mut()[..n * crowd::ACTOR_FLOATS];
         let placements = convert::vec4_slice(placements.as_slice());
-        match vat_core::crowd_move::move_actors_bulk(records, placements) {
+        match vat_core::crowd::move_actors_bulk(records, placements) {
             Ok(positions) => frame.placed = frame.placed.moved(&positions),
             Err(e) => godot_error!("vat_crowd: set_actor_placements: {e}; nothing changed"),
         }
@@ -147,7 +147,7 @@ impl AnimatedActorMeshInstance {
         let gpu = frame.gpu.as_mut().expect("ensured");
         gpu.actors.reserve(n);
         let records = &mut gpu.actors.floats_mut()[..n * stride];
-        let changed = vat_core::crowd_move::set_clips_bulk(
+        let changed = vat_core::crowd::set_clips_bulk(
             records,
             stride,
             actor_ids.as_slice(),
@@ -277,7 +277,7 @@ impl AnimatedActorMeshInstance {
         let gpu = frame.gpu.as_mut().expect("ensured");
         let had = gpu.custom.is_some();
         let texture = gpu.custom_mut(n);
-        let written = vat_core::crowd_custom::write_custom_bulk(
+        let written = vat_core::crowd::write_custom_bulk(
             texture.floats_mut_untracked(),
             actor_ids.as_slice(),
             convert::rgba_slice(values.as_slice()),

@@ -68,8 +68,8 @@ impl AnimatedActorMeshInstance {
     #[func]
     fn set_actor_blend(&self, actor: i32, prev_clip: i32, prev_start_time: f64, blend_time: f64) {
         main_thread_only!("AnimatedActorMeshInstance", "set_actor_blend");
-        let checked = validate::crowd_time(prev_start_time, "previous start time")
-            .and_then(|_| validate::blend_time(blend_time, "blend time"));
+        let checked = vat_core::crowd::crowd_time(prev_start_time, "previous start time")
+            .and_then(|_| vat_core::crowd::blend_time(blend_time, "blend time"));
         if let Err(e) = checked {
             godot_error!("vat_crowd: set_actor_blend: {e}; nothing changed");
             return;

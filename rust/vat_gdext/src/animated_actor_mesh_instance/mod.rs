@@ -6,7 +6,6 @@ use std::time::Instant;
 use godot::classes::{INode3D, Material, Node3D};
 use godot::prelude::*;
 use vat_core::crowd;
-use vat_core::validate;
 
 use crate::convert;
 use crate::crowd::core::CrowdNode;

@@ -1,5 +1,5 @@
 //! `AnimatedActorMeshInstance`'s playback queries: clip times and finished clips, computed from
-//! the crowd clock and the clip table by `vat_core::clip_end` (no per-actor timer, no GPU
+//! the crowd clock and the clip table by `vat_core::crowd` (no per-actor timer, no GPU
 //! read-back).
 //!
 //! The node feeds its tracker from `add_actor`, `set_actors` and `set_actor_transforms` (one

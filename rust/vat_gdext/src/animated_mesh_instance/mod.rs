@@ -5,8 +5,7 @@ use std::time::Instant;
 use godot::classes::{INode3D, Material, Node3D};
 use godot::prelude::*;
 use vat_core::crowd;
-use vat_core::slots::IdSlots;
-use vat_core::validate;
+use vat_core::crowd::IdSlots;
 
 use crate::convert;
 use crate::crowd::core::CrowdNode;

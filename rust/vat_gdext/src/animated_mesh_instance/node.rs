@@ -104,8 +104,8 @@ impl AnimatedMeshInstance {
         if !self.clip_ok(clip, what) {
             return None;
         }
-        let checked = validate::blend_time(blend_time, "blend time")
-            .and_then(|b| Ok((b, validate::speed(speed, "speed")?)));
+        let checked = vat_core::crowd::blend_time(blend_time, "blend time")
+            .and_then(|b| Ok((b, vat_core::crowd::speed(speed, "speed")?)));
         match checked {
             Ok((blend_time, speed)) => Some(Playing {
                 clip: clip as u32,

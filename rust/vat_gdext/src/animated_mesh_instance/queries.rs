@@ -1,8 +1,7 @@
 //! `AnimatedMeshInstance`'s playback query: an instance's clip time from the crowd clock and the
-//! clip table (`vat_core::clip_end`).
+//! clip table (`vat_core::crowd`).
 
 use super::*;
-use vat_core::clip_end;
 
 #[godot_api(secondary)]
 impl AnimatedMeshInstance {
@@ -30,7 +29,7 @@ impl AnimatedMeshInstance {
             );
             return -1.0;
         };
-        let speed = clip_end::stored_speed(inst.speed);
-        clip_end::clip_time(clip, self.core.clock.time() - inst.start, speed)
+        let speed = vat_core::crowd::stored_speed(inst.speed);
+        vat_core::crowd::clip_time(clip, self.core.clock.time() - inst.start, speed)
     }
 }

@@ -2,10 +2,10 @@
 //! only the slots written since the last submit.
 
 use godot::prelude::*;
+use vat_core::bounds::Bounds;
 use vat_core::clock::CrowdClock;
 use vat_core::crowd::{self, ActorState, LookTable};
-use vat_core::encode::Bounds;
-use vat_core::slots::{Changes, IdSlots};
+use vat_core::crowd::{IdSlots, SlotChanges};
 
 use crate::crowd::gpu::CrowdGpu;
 use crate::crowd::looks::PlacedBounds;
@@ -81,12 +81,12 @@ impl<'a> Target<'a> {
 
 impl RetainedPacker {
     /// Writes what `changes` names of `instances` into `gpu`'s textures (every slot for
-    /// [`Changes::All`], or when the changed slots are half the crowd or more), then the look
+    /// [`SlotChanges::All`], or when the changed slots are half the crowd or more), then the look
     /// table. Returns the bounds to cull the model with.
     pub fn pack(
         &mut self,
         instances: &IdSlots<Instance>,
-        changes: Changes,
+        changes: SlotChanges,
         clock: &CrowdClock,
         full_transform: bool,
         gpu: &mut CrowdGpu,
@@ -95,7 +95,7 @@ impl RetainedPacker {
         gpu.actors.reserve(n);
         gpu.models[0].indices.reserve(n);
         let slots = match changes {
-            Changes::Slots(slots) if slots.len() * 2 < n.max(1) => Some(slots),
+            SlotChanges::Slots(slots) if slots.len() * 2 < n.max(1) => Some(slots),
             _ => None,
         };
         let done = match slots {

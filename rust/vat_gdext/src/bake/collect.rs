@@ -5,7 +5,7 @@ use godot::classes::{
     ArrayMesh, BoneAttachment3D, Material, Mesh, MeshInstance3D, Node, Skeleton3D, Skin,
 };
 use godot::prelude::*;
-use vat_core::skin::{BlendMode, BlendShape, MeshSource, SkinBinding};
+use vat_core::bake::{BlendMode, BlendShape, MeshSource, SkinBinding};
 
 use crate::convert;
 

@@ -7,8 +7,8 @@ use std::time::Instant;
 use godot::classes::image::Format;
 use godot::classes::{ArrayMesh, Image, Texture2D};
 use godot::prelude::*;
+use vat_core::bake::EncodedVat;
 use vat_core::clip::Clip;
-use vat_core::encode::EncodedVat;
 use vat_core::lod_mesh::{
     apply_columns, build_checked_chain, check_silhouettes, silhouette_image, ColumnSource,
     LodChain, LodSettings, SilhouetteReport,
@@ -207,9 +207,9 @@ pub fn bake_lod(
         bounds: pruned.bounds,
         clip_bounds: pruned.clip_bounds,
     };
-    let first = vat_core::encode::decode_frame(&new_vat, 0);
+    let first = vat_core::bake::decode_frame(&new_vat, 0);
     let first_normals = if new_vat.params.normals {
-        vat_core::encode::decode_frame_normals(&new_vat, 0)
+        vat_core::bake::decode_frame_normals(&new_vat, 0)
     } else {
         Vec::new()
     };

@@ -7,8 +7,8 @@ use godot::classes::image::Format;
 use godot::classes::mesh::{ArrayType, PrimitiveType};
 use godot::classes::{BaseMaterial3D, BoneAttachment3D, Image, Node, Skeleton3D, Texture2D};
 use godot::prelude::*;
+use vat_core::bake::EncodedVat;
 use vat_core::clip::Clip;
-use vat_core::encode::EncodedVat;
 use vat_core::lod_mesh::{LodSource, SourceSurface, SurfaceTexture};
 
 use super::collect::{array_at, Character};
@@ -22,9 +22,9 @@ pub const POSES_PER_CLIP: u32 = 3;
 /// surfaces with their cull mode. Bone indices run over every Skeleton3D of the character in
 /// scene order, each skeleton's bones after the previous one's.
 pub fn lod_source<B: AsRef<[u8]>>(character: &Character, vat: &EncodedVat<B>) -> LodSource {
-    let positions = vat_core::encode::decode_frame(vat, 0);
+    let positions = vat_core::bake::decode_frame(vat, 0);
     let normals = if vat.params.normals {
-        vat_core::encode::decode_frame_normals(vat, 0)
+        vat_core::bake::decode_frame_normals(vat, 0)
     } else {
         character
             .meshes
@@ -226,7 +226,7 @@ pub fn pose_frames(clips: &[Clip]) -> Vec<u32> {
 pub fn poses<B: AsRef<[u8]>>(vat: &EncodedVat<B>, frames: &[u32]) -> Vec<Vec<glam::Vec3>> {
     frames
         .iter()
-        .map(|&f| vat_core::encode::decode_frame(vat, f))
+        .map(|&f| vat_core::bake::decode_frame(vat, f))
         .collect()
 }
 

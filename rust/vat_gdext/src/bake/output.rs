@@ -6,8 +6,8 @@ use godot::classes::mesh::{ArrayCustomFormat, ArrayFormat, ArrayType};
 use godot::classes::{ArrayMesh, Image, ImageTexture, Texture2D, Texture2DArray};
 use godot::obj::{EngineBitfield, EngineEnum};
 use godot::prelude::*;
-use vat_core::encode::{EncodedVat, Precision};
-use vat_core::skin_encode::SkinEncoder;
+use vat_core::bake::SkinEncoder;
+use vat_core::bake::{EncodedVat, Precision};
 
 use super::collect::Character;
 use crate::convert;
@@ -58,9 +58,9 @@ pub fn combined_mesh<B: AsRef<[u8]>>(
 ) -> Result<(Gd<ArrayMesh>, i32), String> {
     let surfaces = || character.meshes.iter().flat_map(|m| &m.surfaces);
     let channel = free_custom_channel(character)?;
-    let first = vat_core::encode::decode_frame(vat, 0);
+    let first = vat_core::bake::decode_frame(vat, 0);
     let first_normals = if vat.params.normals {
-        vat_core::encode::decode_frame_normals(vat, 0)
+        vat_core::bake::decode_frame_normals(vat, 0)
     } else {
         Vec::new()
     };
@@ -146,7 +146,7 @@ pub fn custom_shift(c: i32) -> u64 {
     ArrayFormat::CUSTOM0_SHIFT.ord() + c as u64 * ArrayFormat::CUSTOM_BITS.ord()
 }
 
-/// The position texture: RGBAH or RGBAF, laid out as `vat_core::encode::VatLayout` says.
+/// The position texture: RGBAH or RGBAF, laid out as `vat_core::bake::VatLayout` says.
 pub fn position_texture(vat: &EncodedVat<GodotBytes>) -> Gd<ImageTexture> {
     let format = match vat.params.precision {
         Precision::Half => Format::RGBAH,

@@ -1,11 +1,10 @@
 //! Root motion on the Godot side: finding the root bone, reading its travel from the clips'
 //! position tracks, and moving it back while a clip is sampled so the clip plays in place. The
-//! math lives in `vat_core::motion`.
+//! math lives in `vat_core::bake`.
 
 use godot::classes::animation::TrackType;
 use godot::classes::{Animation, AnimationPlayer, Node, Node3D, Skeleton3D};
 use godot::prelude::*;
-use vat_core::motion;
 
 use crate::convert;
 
@@ -70,12 +69,12 @@ impl RootBone {
         };
         let delta = position_at(anim, track, f64::from(duration)) - position_at(anim, track, 0.0);
         let delta = self.parent_space(root, false).transform_vector3(delta);
-        motion::average_velocity(glam::Vec3::ZERO, delta, duration)
+        vat_core::bake::average_velocity(glam::Vec3::ZERO, delta, duration)
     }
 
     /// Moves the bone back by the in-place offset of clip time `t` (the pose Godot just set).
     pub fn move_back(&self, root: &Gd<Node>, velocity: glam::Vec3, t: f32) {
-        let offset = motion::in_place_offset(velocity, t);
+        let offset = vat_core::bake::in_place_offset(velocity, t);
         if offset == glam::Vec3::ZERO {
             return;
         }
@@ -152,7 +151,7 @@ pub fn find_root_bone(
             let candidate = RootBone { skeleton, bone };
             let delta = position_at(anim, t, f64::from(*duration)) - position_at(anim, t, 0.0);
             let delta = candidate.parent_space(root, true).transform_vector3(delta);
-            if motion::travels(delta, extent, TRAVEL_FRACTION) {
+            if vat_core::bake::travels(delta, extent, TRAVEL_FRACTION) {
                 best = Some(candidate);
             }
         }
@@ -187,7 +186,7 @@ fn skeleton_extent(root: &Gd<Node>, skeleton: &Gd<Skeleton3D>) -> f32 {
             )
         })
         .collect();
-    vat_core::bounds_of(&points).size().length()
+    vat_core::bake::bounds_of(&points).size().length()
 }
 
 /// The inverse of the character root's global transform (identity for a plain Node root).

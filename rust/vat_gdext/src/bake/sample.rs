@@ -2,8 +2,8 @@
 
 use godot::classes::{Animation, AnimationPlayer, BoneAttachment3D, Node, Skeleton3D};
 use godot::prelude::*;
+use vat_core::bake::MeshFrame;
 use vat_core::clip::Clip;
-use vat_core::skin::MeshFrame;
 
 use super::collect::Character;
 use super::root_motion::{root_inverse, RootBone};

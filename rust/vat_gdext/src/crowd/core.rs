@@ -13,7 +13,6 @@ use godot::classes::Node3D;
 use godot::obj::EngineEnum;
 use godot::prelude::*;
 use vat_core::clock::{clock_runs, CrowdClock};
-use vat_core::validate;
 
 use super::gpu::{report_once, CrowdGpu, FrameRequest};
 use super::preview::Shown;
@@ -118,7 +117,7 @@ impl CrowdCore {
     /// Sets the clock to `time` (refused with an error naming `node` unless finite and within
     /// +-2^32 s); returns the old origin if that moved it, and whether the time was taken.
     pub fn set_time(&mut self, node: &str, time: f64) -> (bool, Option<f64>) {
-        if let Err(e) = validate::crowd_time(time, "time") {
+        if let Err(e) = vat_core::crowd::crowd_time(time, "time") {
             godot_error!(
                 "vat_crowd: {node}.time: {e}; the clock keeps {}",
                 self.clock.time()
@@ -133,7 +132,7 @@ impl CrowdCore {
     /// Sets `speed_scale` unless it is not finite or beyond +-65504 (then an error naming
     /// `node`, and the scale stays).
     pub fn set_speed_scale(&mut self, node: &str, scale: f64) {
-        match validate::speed(scale, "speed_scale") {
+        match vat_core::crowd::speed(scale, "speed_scale") {
             Ok(_) => self.speed_scale = scale,
             Err(e) => godot_error!(
                 "vat_crowd: {node}.speed_scale: {e}; it stays {}",

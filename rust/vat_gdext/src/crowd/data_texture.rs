@@ -140,7 +140,7 @@ impl DataTexture {
 }
 
 /// Every actor's whole record (placement and state, see `vat_core::crowd`) on the CPU, written in
-/// place by the crowd calls; `vat_core::crowd_split` copies it into the placement and state
+/// place by the crowd calls; `vat_core::crowd` copies it into the placement and state
 /// textures at the next upload.
 pub struct RecordStore {
     floats: Vec<f32>,

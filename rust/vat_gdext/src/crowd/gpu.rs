@@ -1,6 +1,6 @@
 //! One crowd's GPU objects: per model, a MultiMeshInstance3D per level of detail (and one per
 //! level for shadows only) over shared actor data, fed by the crowd frame
-//! (`vat_core::crowd_frame`), which culls and picks levels.
+//! (`vat_core::crowd`), which culls and picks levels.
 //!
 //! Texel formats (see `vat_core::crowd` for the bit layout):
 //! - actors: RGBA32F, `ACTOR_TEXELS` (2) texels = 32 bytes per actor (`ACTOR_TEXELS_FULL`, 4, with
@@ -13,10 +13,10 @@ use godot::classes::geometry_instance_3d::ShadowCastingSetting;
 use godot::classes::image::Format;
 use godot::classes::{EditorInterface, Engine, Material, Node3D, ShaderMaterial};
 use godot::prelude::*;
+use vat_core::bounds::Bounds;
+use vat_core::crowd::{placement_floats, split_records, STATE_FLOATS};
 use vat_core::crowd::{record_texels, LookTable};
-use vat_core::crowd_frame::{Actors, CrowdFrame, CrowdShape, FrameSettings, View, MAX_LEVELS};
-use vat_core::crowd_split::{placement_floats, split_records, STATE_FLOATS};
-use vat_core::encode::Bounds;
+use vat_core::crowd::{Actors, CrowdFrame, CrowdShape, FrameSettings, View, MAX_LEVELS};
 use vat_core::layout::MAX_LOOKS;
 
 use super::data_texture::{DataTexture, RecordStore};
@@ -287,7 +287,7 @@ impl CrowdGpu {
         // wake-up and a context switch, milliseconds when the cores are busy rendering.
         let items = n.max(lists.iter().map(|l| l.len()).sum());
         let mut run = || frame.run(&actors, &lists, shape, view, &settings);
-        if items >= vat_core::crowd_frame::FRAME_PARALLEL_MIN {
+        if items >= vat_core::crowd::FRAME_PARALLEL_MIN {
             crate::workers::install(run);
         } else {
             run();

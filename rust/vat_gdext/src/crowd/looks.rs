@@ -1,8 +1,8 @@
 //! Crowd bookkeeping shared by both crowd nodes: bounds of what was placed, look tables.
 
 use glam::Vec3;
+use vat_core::bounds::Bounds;
 use vat_core::crowd::PlacedTransforms;
-use vat_core::encode::Bounds;
 
 /// Running bounds of actor positions and their largest scale, for culling.
 #[derive(Clone, Copy)]

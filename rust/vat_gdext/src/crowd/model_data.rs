@@ -2,8 +2,8 @@
 //! as the node wrote it, and the models' shape (clip bounds, LOD curve, level counts).
 
 use godot::prelude::*;
-use vat_core::crowd_frame::{CrowdShape, MAX_LEVELS};
-use vat_core::encode::Bounds;
+use vat_core::bounds::Bounds;
+use vat_core::crowd::{CrowdShape, MAX_LEVELS};
 
 use crate::convert;
 use crate::vertex_animation::VertexAnimation;

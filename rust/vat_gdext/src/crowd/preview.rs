@@ -1,6 +1,6 @@
 //! The editor preview both crowd nodes share: from `preview_count`, `preview_clip` and the
 //! node's baked models, what to draw in the editor viewport (a grid of instances playing one
-//! clip, see `vat_core::preview`), or nothing.
+//! clip, see `vat_core::crowd`), or nothing.
 //!
 //! The preview lives only in the node's run-time state (instances or actors, never a child node
 //! or a stored property), so a saved scene cannot hold it; and it is drawn only while
@@ -8,7 +8,6 @@
 
 use godot::prelude::*;
 use godot::register::info::{PropertyHint, PropertyHintInfo, PropertyInfo};
-use vat_core::preview;
 
 use crate::crowd::gpu::report_once;
 use crate::editor;
@@ -45,7 +44,7 @@ pub fn wanted(
         if !first.is_baked() {
             return None;
         }
-        match preview::clip_index(&clip.to_string(), &first.clips()) {
+        match vat_core::crowd::preview_clip_index(&clip.to_string(), &first.clips()) {
             Ok(c) => (c, first.get_clip_bounds(c as i32).size),
             Err(e) => {
                 report_once(
@@ -60,15 +59,18 @@ pub fn wanted(
     *error = None;
     Some(Shown {
         clip: clip as u32,
-        positions: preview::grid(count as usize, preview::spacing([size.x, size.y, size.z])),
+        positions: vat_core::crowd::preview_grid(
+            count as usize,
+            vat_core::crowd::preview_spacing([size.x, size.y, size.z]),
+        ),
         models: models.iter().map(|m| m.instance_id()).collect(),
     })
 }
 
-/// `preview_count` if it passes `vat_core::preview::check_count`, else an error naming `node`
+/// `preview_count` if it passes `vat_core::crowd::check_preview_count`, else an error naming `node`
 /// and the kept value.
 pub fn checked_count(node: &str, count: i32, keeps: i32) -> i32 {
-    match preview::check_count(i64::from(count)) {
+    match vat_core::crowd::check_preview_count(i64::from(count)) {
         Ok(_) => count,
         Err(e) => {
             godot_error!("vat_crowd: {node}.preview_count: {e}; it stays {keeps}");

@@ -1,4 +1,4 @@
-//! The recent-state texture on the GPU (see `vat_core::crowd_recent`): a `Texture2DArray` of
+//! The recent-state texture on the GPU (see `vat_core::crowd`): a `Texture2DArray` of
 //! one-row layers (as many as the crowd uses, at most `RECENT_STATE_LAYERS`), each updated on
 //! its own with
 //! `ImageTextureLayered.update_layer()`, so a frame where a few actors change clip sends one or
@@ -7,7 +7,7 @@
 use godot::classes::image::Format;
 use godot::classes::{Image, Texture2DArray};
 use godot::prelude::*;
-use vat_core::crowd_recent::{RecentStates, LAYER_BYTES, LAYER_TEXELS};
+use vat_core::crowd::{RecentStates, LAYER_BYTES, LAYER_TEXELS};
 
 /// The slots and the texture that holds them.
 pub struct RecentTexture {

@@ -8,7 +8,7 @@ use godot::classes::{
     Camera3D, DirectionalLight3D, EditorInterface, Engine, Light3D, Node, Node3D,
 };
 use godot::prelude::*;
-use vat_core::crowd_frame::{FrameSettings, Plane as CorePlane, Projection, View};
+use vat_core::crowd::{FrameSettings, Plane as CorePlane, Projection, View};
 use vat_core::lod_distance::screen_constant;
 
 use crate::convert;

@@ -110,7 +110,7 @@ pub(super) fn bake_notes(
     }
     let moving = velocities
         .iter()
-        .filter(|v| vat_core::motion::horizontal(**v).length() > 0.0)
+        .filter(|v| vat_core::bake::horizontal(**v).length() > 0.0)
         .count();
     match root_bone {
         Some(bone) if moving > 0 => {

@@ -2,7 +2,7 @@
 //! rebuilt from the textures, and frames decoded from it exactly as the shader reads them.
 
 use godot::prelude::*;
-use vat_core::encode::{EncodedVat, EncodingParams, Precision, VatLayout};
+use vat_core::bake::{EncodedVat, EncodingParams, Precision, VatLayout};
 
 use super::VertexAnimation;
 use crate::bake::output;
@@ -30,9 +30,9 @@ impl VertexAnimation {
             if !vat.params.normals {
                 return PackedVector3Array::new();
             }
-            convert::to_vector3s(&vat_core::encode::decode_frame_normals(vat, f))
+            convert::to_vector3s(&vat_core::bake::decode_frame_normals(vat, f))
         } else {
-            convert::to_vector3s(&vat_core::encode::decode_frame(vat, f))
+            convert::to_vector3s(&vat_core::bake::decode_frame(vat, f))
         }
     }
 
@@ -67,8 +67,7 @@ impl VertexAnimation {
                 scale: convert::vec3(self.encoding_scale),
                 normals: !normals.is_empty(),
             };
-            let needed =
-                |p, n| layout.texel_count() * vat_core::encode::bytes_per_vertex_frame(p, n);
+            let needed = |p, n| layout.texel_count() * vat_core::bake::bytes_per_vertex_frame(p, n);
             if positions.len() < needed(params.precision, false)
                 || (params.normals
                     && normals.len()

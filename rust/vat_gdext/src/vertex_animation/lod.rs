@@ -3,8 +3,8 @@
 use godot::classes::{ArrayMesh, Texture2D};
 use godot::global::Error;
 use godot::prelude::*;
+use vat_core::bake::EncodedVat;
 use vat_core::clip::Clip;
-use vat_core::encode::EncodedVat;
 use vat_core::lod_distance::{actor_diameter, screen_constant, LodCurve};
 
 use super::VertexAnimation;

@@ -12,8 +12,8 @@ use godot::classes::{
 };
 use godot::global::Error;
 use godot::prelude::*;
+use vat_core::bake::EncodedVat;
 use vat_core::clip::Clip;
-use vat_core::encode::EncodedVat;
 
 use crate::bake::output;
 use crate::save::save_atomic;

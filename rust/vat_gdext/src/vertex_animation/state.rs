@@ -3,7 +3,7 @@
 
 use godot::classes::{ArrayMesh, ImageTexture, Texture2DArray};
 use godot::prelude::*;
-use vat_core::encode::VatLayout;
+use vat_core::bake::VatLayout;
 
 use super::steps::BakeSource;
 use super::VertexAnimation;
@@ -156,7 +156,7 @@ impl VertexAnimation {
             let frames = vat_core::clip::total_frames(&plan.clips);
             let layout = VatLayout::new(vertices as u32, frames)
                 .map_err(|e| format!("{e} (in '{}')", plan.scene_name))?;
-            let per_texel = vat_core::encode::bytes_per_vertex_frame(precision, self.bake_normals);
+            let per_texel = vat_core::bake::bytes_per_vertex_frame(precision, self.bake_normals);
             Ok((
                 vertices,
                 frames,

@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 
 use godot::classes::{Animation, AnimationPlayer, Node};
 use godot::prelude::*;
+use vat_core::bake::SkinEncoder;
+use vat_core::bake::{EncodedVat, Precision, VatLayout};
+use vat_core::bake::{MeshFrame, MeshSource};
+use vat_core::bounds::Bounds;
 use vat_core::clip::Clip;
-use vat_core::encode::{Bounds, EncodedVat, Precision, VatLayout};
-use vat_core::skin::{MeshFrame, MeshSource};
-use vat_core::skin_encode::SkinEncoder;
 
 use super::clip_specs::{bake_notes, frame_labels};
 use super::state::BakedState;
@@ -89,7 +90,7 @@ impl Prepared {
                 in_place: self.in_place,
             },
         );
-        if vat_core::motion::frames_vary(&sampled.frames) {
+        if vat_core::bake::frames_vary(&sampled.frames) {
             self.moving_clips += 1;
         }
         self.frames.extend(sampled.frames);
@@ -162,7 +163,7 @@ impl VertexAnimation {
             .iter()
             .map(|m| m.source.clone())
             .collect();
-        vat_core::skin::validate(&sources).map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        vat_core::bake::validate(&sources).map_err(|e| format!("{e} (in '{scene_name}')"))?;
         let total_frames = vat_core::clip::total_frames(&plan.clips);
         output::check_variation_count(self.texture_variations.len(), &self.name_for_messages())?;
         // Refuse an oversized character before spending time sampling it.
@@ -219,7 +220,7 @@ impl VertexAnimation {
         }
         let t_sampled = Instant::now();
         let labels = frame_labels(clips);
-        // Skinning and encoding are fused (vat_core::skin_encode): pass 1 skins positions for the
+        // Skinning and encoding are fused (vat_core::bake::skin_encode): pass 1 skins positions for the
         // bounds and finds every error ("skinning"), pass 2 skins again and encodes straight into
         // the textures' Godot arrays ("encoding").
         let (sources, frames, precision, normals) = (&p.sources, &p.frames, p.precision, p.normals);

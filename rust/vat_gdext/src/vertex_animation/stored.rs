@@ -1,5 +1,5 @@
 //! Whether a `VertexAnimation`'s stored bake can be read (part of `VertexAnimation`): checked as
-//! a whole by `vat_core::baked::check` before anything reads it.
+//! a whole by `vat_core::bake::check` before anything reads it.
 
 use godot::classes::image::Format;
 use godot::classes::ImageTexture;
@@ -19,7 +19,7 @@ impl VertexAnimation {
     /// What is wrong with the stored bake, if anything; reported once per distinct problem.
     pub(super) fn stored_problem(&self) -> Option<String> {
         let texture = |t: &Option<Gd<ImageTexture>>| {
-            t.as_ref().map(|t| vat_core::baked::StoredTexture {
+            t.as_ref().map(|t| vat_core::bake::StoredTexture {
                 width: i64::from(t.get_width()),
                 height: i64::from(t.get_height()),
                 bytes_per_texel: match t.get_format() {
@@ -37,7 +37,7 @@ impl VertexAnimation {
         });
         let v = self.encoding_offset;
         let sc = self.encoding_scale;
-        let stored = vat_core::baked::StoredBake {
+        let stored = vat_core::bake::StoredBake {
             vertex_count: i64::from(self.vertex_count),
             frame_count: i64::from(self.frame_count),
             mesh_vertices,
@@ -52,7 +52,7 @@ impl VertexAnimation {
             scale: [sc.x, sc.y, sc.z],
             column_channel: i64::from(self.column_channel),
         };
-        let problem = vat_core::baked::check(&stored).err()?;
+        let problem = vat_core::bake::check(&stored).err()?;
         let message = format!(
             "'{}' holds an inconsistent bake and is drawn as nothing: {problem} (re-bake it)",
             self.name_for_messages()

@@ -382,5 +382,4 @@ impl State {
 }
 
 #[cfg(test)]
-#[path = "collapse_tests.rs"]
 mod tests;

@@ -38,11 +38,14 @@ impl Frame {
             return -1;
         }
         let clock = setup.clock;
-        let checked = validate::speed(speed, "speed").and_then(|speed| {
+        let checked = vat_core::crowd::speed(speed, "speed").and_then(|speed| {
             if start_time.is_nan() {
                 return Ok((speed, clock.time()));
             }
-            Ok((speed, validate::crowd_time(start_time, "start time")?))
+            Ok((
+                speed,
+                vat_core::crowd::crowd_time(start_time, "start time")?,
+            ))
         });
         let (speed, start) = match checked {
             Ok(v) => v,
@@ -79,7 +82,7 @@ impl Frame {
         // Custom data costs nothing until some actor has some.
         if gpu.custom.is_some() || custom != [0.0; 4] {
             let texture = gpu.custom_mut(index + 1);
-            let written = vat_core::crowd_custom::write_custom_bulk(
+            let written = vat_core::crowd::write_custom_bulk(
                 texture.floats_mut_untracked(),
                 &[index as i32],
                 &[custom],

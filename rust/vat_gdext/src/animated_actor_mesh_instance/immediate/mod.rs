@@ -13,10 +13,9 @@ use std::cell::{Ref, RefCell, RefMut};
 
 use godot::classes::{Material, Node3D};
 use godot::prelude::*;
-use vat_core::clip_end::FinishTracker;
 use vat_core::clock::CrowdClock;
+use vat_core::crowd::FinishTracker;
 use vat_core::crowd::{self, ActorState, LookTable};
-use vat_core::validate;
 
 use crate::convert;
 use crate::crowd::gpu::{report_once, CrowdGpu};

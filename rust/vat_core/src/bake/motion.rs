@@ -12,7 +12,7 @@
 
 use glam::{Affine3A, Vec3};
 
-use crate::skin::MeshFrame;
+use crate::bake::skin::MeshFrame;
 
 /// Largest difference between matching matrix entries, weights and translations of two poses
 /// below which they count as the same pose (exact copies differ by 0).

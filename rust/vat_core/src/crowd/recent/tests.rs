@@ -1,5 +1,5 @@
 use super::*;
-use crate::crowd::{pack_actor_record, ActorState};
+use crate::crowd::records::{pack_actor_record, ActorState};
 use glam::Vec3;
 
 /// What the GPU holds: the textures as last uploaded, only the parts each split said to send.

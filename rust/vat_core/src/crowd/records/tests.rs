@@ -1,6 +1,10 @@
 use glam::{Quat, Vec3};
 
 use super::*;
+use crate::crowd::bulk::{
+    apply_blends_bulk, pack_actor_states_bulk, pack_actor_transforms_bulk, pack_actors_bulk,
+    pack_model_instances_bulk, BulkBlends, BulkOptions, PackedModels, TRANSFORM_FLOATS,
+};
 use crate::layout::MAX_ACTORS;
 
 fn walker() -> ActorState {
@@ -208,7 +212,7 @@ fn opts(full_transform: bool) -> BulkOptions {
 /// Positions, yaws, clips and start times for the bulk packers.
 pub(crate) type BulkInputs = (Vec<Vec3>, Vec<f32>, Vec<i32>, Vec<f32>);
 
-/// Inputs for `n` actors of the bulk packers (also used by `crowd_bulk`'s own tests).
+/// Inputs for `n` actors of the bulk packers (also used by `bulk`'s own tests).
 pub(crate) fn bulk_inputs(n: usize) -> BulkInputs {
     let positions = (0..n)
         .map(|i| Vec3::new(i as f32, 0.5, -(i as f32)))

@@ -2,7 +2,7 @@
 //! actually has: every actor moves ([`move_actors_bulk`], the caller's `(x, y, z, yaw)` array
 //! copied as it is, since that is the placement's layout), and a few switch clips
 //! ([`set_clips_bulk`]). What a call does not name keeps its value, so a frame whose states did
-//! not change uploads none (see `crowd_split`).
+//! not change uploads none (see `split`).
 //!
 //! Each validates all of its input first and writes only if all of it is good, so a rejected call
 //! leaves the actors as they were. Errors name the lowest offending entry.
@@ -10,12 +10,12 @@
 use glam::Vec3;
 
 use crate::bounds::Bounds;
-use crate::crowd::{clip_code, ACTOR_FLOATS};
-use crate::crowd_bulk::all_finite;
+use crate::crowd::bulk::all_finite;
+use crate::crowd::records::{clip_code, ACTOR_FLOATS};
+use crate::crowd::validate;
 use crate::error::{check_len, Result, VatError};
 use crate::half::unpack_half2;
 use crate::layout::MAX_CLIPS;
-use crate::validate;
 
 /// Writes `placements[i]` (`x, y, z, yaw`) as actor `i`'s placement in `records` (yaw records of
 /// [`ACTOR_FLOATS`] floats, one per placement), keeping every state. Returns the bounds of the
@@ -118,7 +118,7 @@ pub fn set_clips_bulk(
         }
         validate::crowd_time(f64::from(t), &format!("start time of entry {i}"))?;
     }
-    let no_blend = crate::crowd::no_blend_tail();
+    let no_blend = crate::crowd::records::no_blend_tail();
     let mut changes = Vec::with_capacity(actor_ids.len());
     for ((&a, &c), &t) in actor_ids.iter().zip(clips).zip(start_times) {
         let state = &mut records[a as usize * stride + 4..a as usize * stride + 8];
@@ -148,7 +148,7 @@ pub fn set_clips_bulk(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crowd::{pack_actor, unpack_actor, ActorState};
+    use crate::crowd::records::{pack_actor, unpack_actor, ActorState};
 
     fn crowd(n: usize) -> Vec<f32> {
         let mut out = vec![0.0; n * ACTOR_FLOATS];

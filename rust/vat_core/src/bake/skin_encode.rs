@@ -11,22 +11,23 @@
 //! 2. [`SkinEncoder::encode_into`]: skin positions and normals again and encode them into the
 //!    caller's texture bytes.
 //!
-//! Both passes run the skinning of [`crate::skin`] with the same operations, so the positions of
+//! Both passes run the skinning of [`crate::bake::skin`] with the same operations, so the positions of
 //! pass 2 are those whose bounds pass 1 measured, and the bytes equal
 //! `encode(&skin_frames(..)?, ..)`'s (tested), errors included.
 
 use glam::Vec3;
 use rayon::prelude::*;
 
-use crate::bounds::Bounds;
-use crate::clip::Clip;
-use crate::encode::{
+use crate::bake::encode::{
     check_frame_count, clip_bounds, encode_position_texels, layout_for, position_texel_bytes,
     EncodedVat, EncodingParams, Precision, VatLayout, NORMAL_TEXEL_BYTES,
 };
+use crate::bake::skin::{check_frame, skin_frame, Influences, MeshFrame, MeshSource, Scratch};
+use crate::bake::validate::validate;
+use crate::bounds::Bounds;
+use crate::clip::Clip;
 use crate::error::{Result, VatError};
 use crate::octahedral::oct_encode_f16_into;
-use crate::skin::{check_frame, skin_frame, validate, Influences, MeshFrame, MeshSource, Scratch};
 
 /// A bake whose frames are checked and measured, ready to encode into texture bytes.
 pub struct SkinEncoder<'a> {
@@ -63,7 +64,7 @@ impl FrameBuffers {
 
 impl<'a> SkinEncoder<'a> {
     /// Checks every input and skins every frame's positions for the bounds (pass 1): the errors
-    /// of [`crate::skin::skin_frames`], then those of [`crate::encode::encode`], in that order.
+    /// of [`crate::bake::skin::skin_frames`], then those of [`crate::bake::encode::encode`], in that order.
     pub fn new(
         meshes: &'a [MeshSource],
         frames: &'a [Vec<MeshFrame>],
@@ -216,5 +217,4 @@ pub fn skin_encode(
 }
 
 #[cfg(test)]
-#[path = "skin_encode_tests.rs"]
 mod tests;

@@ -2,6 +2,7 @@ use glam::Vec3;
 
 use super::*;
 use crate::clip::{plan_clips, ClipSpec};
+use crate::octahedral::oct_encode_f16;
 
 /// Deterministic pseudo-random floats in [0, 1).
 struct Lcg(u64);

@@ -30,7 +30,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::bounds::Bounds;
-use crate::crowd_frame_fast::{simple_actor, Cull, FastFrame};
+use crate::crowd::frame_fast::{simple_actor, Cull, FastFrame};
 use crate::half::unpack_half2;
 use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
 use crate::lod_distance::{pick_level, LodCurve, REFERENCE_IMAGE_HEIGHT};
@@ -366,7 +366,7 @@ pub struct CrowdFrame {
     no_cast: u32,
     /// The shadow lists carry every shadow (see [`CrowdFrame::splits_shadows`]).
     split_shadows: bool,
-    /// The fast path's tables for this run's view (see `crowd_frame_fast`).
+    /// The fast path's tables for this run's view (see `frame_fast`).
     fast: FastFrame,
 }
 
@@ -383,7 +383,7 @@ impl CrowdFrame {
 
     /// Culls and picks levels for `actors` seen by `view` (`None`: no camera, so nothing is
     /// culled and every actor draws level 0 unless forced), then writes each model's instances
-    /// (`models[m]`, texels as `u32::from_le_bytes` of [`crate::crowd::pack_model_instance`]) into
+    /// (`models[m]`, texels as `u32::from_le_bytes` of [`crate::crowd::records::pack_model_instance`]) into
     /// the lists of its level. Instances naming an actor past `actors.count` are dropped.
     pub fn run(
         &mut self,
@@ -597,7 +597,7 @@ impl Classifier<'_> {
             .unwrap_or_else(|| self.classify_exact(i, previous))
     }
 
-    /// The fast path (see `crowd_frame_fast`), or `None` where it cannot tell.
+    /// The fast path (see `frame_fast`), or `None` where it cannot tell.
     #[inline]
     fn classify_fast(&self, i: usize, previous: u8) -> Option<u8> {
         let fast = self.fast?;
@@ -701,5 +701,4 @@ impl Classifier<'_> {
 }
 
 #[cfg(test)]
-#[path = "crowd_frame_tests.rs"]
 mod tests;

@@ -311,5 +311,4 @@ impl FinishTracker {
 }
 
 #[cfg(test)]
-#[path = "clip_end_tests.rs"]
 mod tests;

@@ -9,7 +9,7 @@
 
 use rayon::prelude::*;
 
-use crate::crowd_bulk::PARALLEL_MIN_ITEMS;
+use crate::crowd::bulk::PARALLEL_MIN_ITEMS;
 use crate::layout::{PLACEMENT_TEXELS, PLACEMENT_TEXELS_FULL, STATE_TEXELS};
 
 /// Floats per placement: 4, or 12 with full transforms.
@@ -116,7 +116,7 @@ fn split_chunk<const STRIDE: usize, const PF: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crowd::{pack_actor_record, yaw_basis, ActorState};
+    use crate::crowd::records::{pack_actor_record, yaw_basis, ActorState};
     use glam::Vec3;
 
     fn records(n: usize, full: bool, moved: f32, clip: u32) -> Vec<f32> {

@@ -1,7 +1,7 @@
 //! The public functions run on one thread at test sizes; these run the same inputs through
 //! the rayon split as well and require identical results.
 use super::*;
-use crate::crowd::tests::bulk_inputs as inputs;
+use crate::crowd::records::tests::bulk_inputs as inputs;
 
 const SPLIT: usize = 1; // any item count goes parallel
 
@@ -83,7 +83,7 @@ fn split_and_single_thread_agree() {
     pack_states_split(&mut b, &states, SPLIT).unwrap();
     assert_eq!(a, b);
 
-    let (flat, _) = crate::crowd::tests::bulk_transforms(n);
+    let (flat, _) = crate::crowd::records::tests::bulk_transforms(n);
     let matrices = BulkActors {
         placement: Placement::Matrix(&flat),
         stride: ACTOR_FLOATS_FULL,

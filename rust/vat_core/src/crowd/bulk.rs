@@ -11,14 +11,14 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::bounds::Bounds;
-use crate::crowd::{
+use crate::crowd::records::{
     clip_code, pack_actor, pack_basis, pack_model_instance, record_floats, unpack_actor, yaw_basis,
     ActorState, ACTOR_FLOATS, ACTOR_FLOATS_FULL,
 };
+use crate::crowd::validate;
 use crate::error::{check_len, Result, VatError};
 use crate::half::pack_half2;
 use crate::layout::{MAX_ACTORS, MAX_CLIPS, MODEL_INSTANCE_BYTES};
-use crate::validate;
 
 /// Items from which a bulk call splits its work over rayon tasks.
 pub const PARALLEL_MIN_ITEMS: usize = 1 << 18;
@@ -124,7 +124,7 @@ pub fn pack_actors_bulk(
 pub struct PlacedTransforms {
     /// Bounds of the origins.
     pub origins: Bounds,
-    /// The largest [`basis_stretch`](crate::crowd::basis_stretch) of any actor's basis (0 for
+    /// The largest [`basis_stretch`](crate::crowd::records::basis_stretch) of any actor's basis (0 for
     /// no actors).
     pub max_stretch: f32,
 }
@@ -425,7 +425,7 @@ impl BulkHead {
     fn new(time_origin: f32) -> Self {
         Self {
             time_origin,
-            tail: [pack_half2(1.0, 1.0), crate::crowd::no_blend_tail()],
+            tail: [pack_half2(1.0, 1.0), crate::crowd::records::no_blend_tail()],
         }
     }
 
@@ -688,5 +688,4 @@ fn pack_models_split(
 }
 
 #[cfg(test)]
-#[path = "crowd_bulk_tests.rs"]
 mod tests;

@@ -6,7 +6,7 @@
 //! anything reads them, whether every later read is in range; the binding draws an inconsistent
 //! model as nothing and says once what is wrong, instead of panicking or drawing garbage.
 
-use crate::encode::VatLayout;
+use crate::bake::encode::VatLayout;
 use crate::layout::MAX_CLIPS;
 
 /// Floats per clip in a stored clip table: first frame, frame count, fps, duration, looped.

@@ -20,9 +20,9 @@
 use glam::{Affine3A, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
 
+use crate::bake::validate::validate;
 use crate::bounds::Bounds;
 use crate::error::{Result, VatError};
-pub use crate::validate::validate;
 
 /// Blend shapes below this absolute weight are skipped, as Godot does.
 const BLEND_WEIGHT_EPSILON: f32 = 1e-4;
@@ -518,5 +518,4 @@ fn normal_matrix(m: Mat3A) -> Mat3A {
 }
 
 #[cfg(test)]
-#[path = "skin_tests.rs"]
 pub(crate) mod tests;

@@ -1,10 +1,10 @@
 use glam::{Affine3A, Vec3};
 
 use super::*;
+use crate::bake::encode::encode;
+use crate::bake::skin::tests::{random_mesh, Lcg};
+use crate::bake::skin::{skin_frames, SkinBinding};
 use crate::clip::{plan_clips, total_frames, ClipSpec};
-use crate::encode::encode;
-use crate::skin::tests::{random_mesh, Lcg};
-use crate::skin::{skin_frames, SkinBinding};
 
 fn label(f: usize) -> String {
     format!("clip 'walk' frame {f}")
@@ -137,7 +137,7 @@ fn fused_bake_reports_the_same_errors() {
             bind_count: 2,
         }),
         blend_shapes: Vec::new(),
-        blend_mode: crate::skin::BlendMode::Normalized,
+        blend_mode: crate::bake::skin::BlendMode::Normalized,
     };
     let meshes = [arm];
     let ok = MeshFrame {

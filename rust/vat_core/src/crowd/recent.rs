@@ -13,14 +13,14 @@
 //! Invariant: an actor with slot 0 has its current state in the state texture as last sent; an
 //! actor with slot `s > 0` has it in recent texel `s`. Only the yaw-and-scale layout (8-float
 //! records) uses slots: full transforms keep `basis.z.z` in that `w`, and their state texture is
-//! re-sent whole when a state changes ([`crate::crowd_split::split_records`]).
+//! re-sent whole when a state changes ([`crate::crowd::split::split_records`]).
 
 use std::f32::consts::TAU;
 
 use rayon::prelude::*;
 
-use crate::crowd_bulk::PARALLEL_MIN_ITEMS;
-use crate::crowd_split::STATE_FLOATS;
+use crate::crowd::bulk::PARALLEL_MIN_ITEMS;
+use crate::crowd::split::STATE_FLOATS;
 use crate::layout::{
     DATA_TEXTURE_WIDTH, RECENT_SLOT_BIAS, RECENT_STATE_LAYERS, RECENT_STATE_SLOTS, YAW_BITS,
     YAW_STEPS,
@@ -293,5 +293,4 @@ fn split_chunk(
 }
 
 #[cfg(test)]
-#[path = "crowd_recent_tests.rs"]
 mod tests;

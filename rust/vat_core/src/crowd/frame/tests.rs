@@ -1,8 +1,8 @@
 use glam::Vec3;
 
 use super::*;
-use crate::crowd::{pack_actor_record, pack_model_instance, yaw_basis, ActorState};
-use crate::crowd_frame_fast::FastFrame;
+use crate::crowd::frame_fast::FastFrame;
+use crate::crowd::records::{pack_actor_record, pack_model_instance, yaw_basis, ActorState};
 use crate::lod_distance::{actor_diameter, screen_constant, DEFAULT_SWITCH_DISTANCES};
 
 /// The generated soldier's size: 0.8 x 1.8 x 0.6 m, feet at 0.
@@ -746,7 +746,7 @@ fn camera_view(eye: Vec3, forward: Vec3, far: f32) -> View {
 
 #[test]
 fn the_fast_path_decides_as_the_exact_tests_do() {
-    let mut rng = crate::skin::tests::Lcg(5);
+    let mut rng = crate::bake::skin_tests::Lcg(5);
     let clips = [
         soldier(),
         Bounds {

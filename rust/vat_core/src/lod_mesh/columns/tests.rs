@@ -1,10 +1,10 @@
 use glam::Vec3;
 
 use super::*;
+use crate::bake::encode::{decode_position, encode, EncodedVat, Precision};
+use crate::bake::SkinnedFrames;
 use crate::clip::{plan_clips, ClipSpec};
-use crate::encode::{decode_position, encode, EncodedVat, Precision};
 use crate::lod_mesh::{LodLevel, LodVertex};
-use crate::skin::SkinnedFrames;
 
 /// `vertices` vertices over `frames` frames (one looped clip), pseudo-random positions in a box
 /// away from the origin and unit normals, encoded at `precision` with normals.

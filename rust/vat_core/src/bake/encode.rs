@@ -18,23 +18,23 @@
 //! # Normal format
 //!
 //! Optional second texture, same layout, `FORMAT_RGH`: the octahedral encoding of the unit normal
-//! ([`oct_encode`], in `[-1, 1]^2`) as 2 x f16 LE. Worst angular error after f16 rounding is below
+//! ([`oct_encode`](crate::octahedral::oct_encode), in `[-1, 1]^2`) as 2 x f16 LE. Worst angular error after f16 rounding is below
 //! 0.05 degrees (tested).
 
 use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::bake::skin::SkinnedFrames;
 use crate::bounds::serde_vec3;
-pub use crate::bounds::Bounds;
+use crate::bounds::Bounds;
 use crate::clip::{total_frames, Clip};
 use crate::error::{check_len, Result, VatError};
 #[cfg(target_arch = "x86_64")]
 use crate::half::F16c;
 use crate::half::{f16_to_f32, f32_to_f16, HalfLanes, SoftHalf};
 use crate::layout::{MAX_TEXTURE_SIZE, VAT_MAX_WIDTH};
-pub use crate::octahedral::{oct_decode, oct_encode, oct_encode_f16, oct_encode_f16_into};
-use crate::skin::SkinnedFrames;
+use crate::octahedral::{oct_decode, oct_encode_f16_into};
 
 /// Texels encoded per rayon task; large enough to amortise scheduling, small enough to balance.
 const ENCODE_CHUNK: usize = 16 * 1024;
@@ -161,7 +161,7 @@ pub(crate) fn position_texel_bytes(precision: Precision) -> usize {
 
 /// A baked model's textures and the data needed to play them. The bytes are a `Vec<u8>` unless
 /// they live elsewhere (e.g. in the engine's own arrays, encoded there by
-/// [`crate::skin_encode::SkinEncoder::encode_into`]).
+/// [`crate::bake::skin_encode::SkinEncoder::encode_into`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EncodedVat<B = Vec<u8>> {
     /// Texture size and texel mapping.
@@ -478,5 +478,4 @@ pub fn decode_frame_normals<B: AsRef<[u8]>>(vat: &EncodedVat<B>, frame: u32) -> 
 }
 
 #[cfg(test)]
-#[path = "encode_tests.rs"]
 mod tests;

@@ -1,45 +1,11 @@
-//! Per-instance data the crowd shader reads: actor records, model instances and looks.
-//!
-//! # Texel formats
-//!
-//! **Actor record**: [`ACTOR_TEXELS`] RGBA32F texels (8 f32, 32 bytes) per actor, in an actor
-//! texture [`DATA_TEXTURE_WIDTH`] texels wide:
-//! * `T0 = (pos.x, pos.y, pos.z, yaw)` (yaw in radians about +Y).
-//! * `T1.x = start_time` (crowd-local seconds, see [`crate::clock`]).
-//! * `T1.y = clip + CLIP_CODE_BASE * prev_clip`, an exact integer in f32.
-//! * `T1.z = pack_half2(speed, scale)`, scale clamped to `[1/1024, 1024]`.
-//! * `T1.w = pack_half2(prev_elapsed, blend_time + BLEND_BIAS)`, blend time clamped to `[0, 60000]`.
-//!
-//! The high halves are normal f16 values >= 2^-10, so both packed floats are normal f32 numbers
-//! that survive denormal flushing and NaN canonicalisation on the way to the GPU.
-//!
-//! Crossfade (done by the shader): `clip_time = (t - start_time) * speed`; while
-//! `blend_time > 0 && t - start_time < blend_time`, the previous clip plays at
-//! `prev_elapsed + (t - start_time) * speed` and the pose is
-//! `mix(prev_pose, pose, (t - start_time) / blend_time)`.
-//!
-//! **Full transform** (a crowd option): [`ACTOR_TEXELS_FULL`] texels (16 f32, 64 bytes) per
-//! actor. T0 and T1 as above, except that `T0.w` holds `basis.z.z` instead of the yaw and the
-//! scale half of `T1.z` is 1; then `T2 = (x.x, x.y, x.z, y.x)`, `T3 = (y.y, y.z, z.x, z.y)` for
-//! the basis columns x, y, z (any rotation, non-uniform scale or shear). See [`pack_basis`].
-//!
-//! **Model instance**: [`MODEL_INSTANCE_BYTES`](crate::layout::MODEL_INSTANCE_BYTES) RGBA8 bytes per drawn instance: the actor index
-//! as 24-bit little-endian in r, g, b (the shader reads `r + 256 g + 65536 b` from
-//! `round(texel * 255)`), the look index in a.
-//!
-//! **Look**: [`LOOK_TEXELS`] RGBA32F texels per look, `(r, g, b, a)` tint and `(variation, 0, 0, 0)`,
-//! [`MAX_LOOKS`] looks per table.
+//! Per-instance data the crowd shader reads: actor records, model instances and looks (the texel
+//! formats are in the room's docs, [`crate::crowd`]).
 
 use std::collections::HashMap;
 
 use glam::{Vec2, Vec3};
 
 use crate::bounds::Bounds;
-pub use crate::crowd_bulk::{
-    apply_blends_bulk, pack_actor_states_bulk, pack_actor_transforms_bulk, pack_actors_bulk,
-    pack_model_instances_bulk, transform_from_rows, BulkBlends, BulkOptions, PackedModels,
-    PlacedTransforms, TRANSFORM_FLOATS,
-};
 use crate::error::{Result, VatError};
 use crate::half::{pack_half2, unpack_half2};
 use crate::layout::{
@@ -384,5 +350,4 @@ pub fn crowd_bounds(positions: impl Iterator<Item = (Vec3, f32)>, model: &Bounds
 }
 
 #[cfg(test)]
-#[path = "crowd_tests.rs"]
 pub(crate) mod tests;
