@@ -14,14 +14,14 @@ use godot::classes::image::Format;
 use godot::classes::{EditorInterface, Engine, Material, Node3D, ShaderMaterial};
 use godot::prelude::*;
 use vat_core::bounds::Bounds;
-use vat_core::crowd::{placement_floats, split_records, STATE_FLOATS};
-use vat_core::crowd::{record_texels, LookTable};
-use vat_core::crowd::{Actors, CrowdFrame, CrowdShape, FrameSettings, View, MAX_LEVELS};
-use vat_core::layout::MAX_LOOKS;
+use vat_core::crowd::{
+    placement_floats, record_texels, split_records, Actors, CrowdFrame, CrowdShape, FrameSettings,
+    View, STATE_FLOATS,
+};
 
 use super::data_texture::{DataTexture, RecordStore};
-use super::material;
-use super::model_data::{crowd_shape, InstanceList};
+use super::model_data::crowd_shape;
+use super::model_gpu::ModelGpu;
 use super::recent::RecentTexture;
 use super::slot::{Slot, LOD_COLORS};
 use super::view::FrameProps;
@@ -50,22 +50,6 @@ pub fn crowd_camera(node: &Node3D) -> Option<Vector3> {
         node.get_viewport()?.get_camera_3d()?
     };
     Some(node.get_global_transform().affine_inverse() * camera.get_global_position())
-}
-
-/// GPU objects of one model (body, sword, …) of a crowd: a slot per level of detail in the view,
-/// and one per level for shadows only.
-pub struct ModelGpu {
-    /// `levels` view slots, then `levels` shadow slots.
-    slots: Vec<Slot>,
-    /// Model-instance texels (actor index + look) written by the node.
-    pub indices: InstanceList,
-    looks: DataTexture,
-    /// Bounds of the model over all frames.
-    pub bounds: Bounds,
-    /// Instances written this frame.
-    count: usize,
-    /// Culling box of every slot.
-    aabb: Aabb,
 }
 
 /// The crowd frame's inputs the node gathers each frame.
@@ -451,124 +435,6 @@ impl CrowdGpu {
             for slot in model.slots {
                 slot.free();
             }
-        }
-    }
-}
-
-/// Refuses a model whose vertex animation texture (vertices x frames texels, at most 16384 wide)
-/// is larger than the renderer takes: created anyway, it would fail to upload and draw nothing.
-fn check_vat_size(animation: &Gd<VertexAnimation>, max_texture_size: u32) -> Result<(), String> {
-    let a = animation.bind();
-    let Some(texture) = a.get_position_texture() else {
-        return Ok(());
-    };
-    let (w, h) = (texture.get_width(), texture.get_height());
-    if w.max(h) as u32 > max_texture_size {
-        return Err(format!(
-            "its vertex animation texture ({} vertices x {} frames) is {w} x {h} texels, larger \
-             than the {max_texture_size} x {max_texture_size} this renderer takes; bake fewer \
-             frames (lower fps, fewer clips) or a simpler mesh",
-            a.get_vertex_count(),
-            a.get_frame_count()
-        ));
-    }
-    Ok(())
-}
-
-/// For each surface of a level's mesh, the LOD0 surface it draws as (a level leaves out source
-/// surfaces that lost every triangle, so indices differ): the one with the same material, else
-/// the same name, else the same index.
-fn lod0_surface_of(
-    lod0: &Gd<godot::classes::ArrayMesh>,
-    mesh: &Gd<godot::classes::ArrayMesh>,
-) -> Vec<usize> {
-    let n0 = lod0.get_surface_count();
-    (0..mesh.get_surface_count())
-        .map(|s| {
-            let material = mesh.surface_get_material(s);
-            let name = mesh.surface_get_name(s);
-            let by_material = material
-                .as_ref()
-                .and_then(|m| (0..n0).find(|&j| lod0.surface_get_material(j).as_ref() == Some(m)));
-            let by_name =
-                || (0..n0).find(|&j| !name.is_empty() && lod0.surface_get_name(j) == name);
-            by_material.or_else(by_name).unwrap_or(s.min(n0 - 1).max(0)) as usize
-        })
-        .collect()
-}
-
-impl ModelGpu {
-    fn new(
-        owner: &mut Gd<Node3D>,
-        animation: &Gd<VertexAnimation>,
-        override_material: Option<&Gd<Material>>,
-        full_transform: bool,
-        max_texture_size: u32,
-    ) -> Result<Self, String> {
-        if !animation.bind().is_baked() {
-            return Err(format!(
-                "VertexAnimation '{}' is not baked",
-                animation.get_path()
-            ));
-        }
-        check_vat_size(animation, max_texture_size)?;
-        let levels = animation.bind().get_lod_count().clamp(1, MAX_LEVELS as i32);
-        let mut slots = Vec::new();
-        for shadow in [false, true] {
-            for level in 0..levels {
-                // Each slot has its own materials: they hold its instance list.
-                let mut materials = material::surface_materials(animation, override_material)?;
-                for m in materials.iter_mut() {
-                    material::bind_animation(m, animation);
-                    m.set_shader_parameter("vat_full_transform", &full_transform.to_variant());
-                }
-                let mesh = animation
-                    .bind()
-                    .get_lod_mesh(level)
-                    .ok_or_else(|| format!("LOD {level} has no mesh"))?;
-                let lod0 = animation.bind().get_lod_mesh(0);
-                let materials = match (&lod0, level) {
-                    (Some(lod0), 1..) => lod0_surface_of(lod0, &mesh)
-                        .into_iter()
-                        .filter_map(|j| materials.get(j).cloned())
-                        .collect(),
-                    _ => materials,
-                };
-                slots.push(Slot::new(
-                    owner,
-                    &mesh,
-                    materials,
-                    level as u8,
-                    shadow,
-                    max_texture_size,
-                ));
-            }
-        }
-        let bounds = convert::bounds(animation.bind().get_bounds());
-        Ok(Self {
-            slots,
-            indices: InstanceList::default(),
-            looks: DataTexture::new(Format::RGBAF, 16, 2, MAX_LOOKS as usize, max_texture_size),
-            bounds,
-            count: 0,
-            aabb: Aabb::default(),
-        })
-    }
-
-    /// Writes the look table (tint, variation pairs) into the looks texture bytes; the texture is
-    /// uploaded again only if the table changed.
-    pub fn set_looks(&mut self, looks: &LookTable) {
-        let mut packed = Vec::new();
-        looks.pack(&mut packed);
-        let bytes = self.looks.bytes_mut_untracked();
-        let mut changed = false;
-        for (dst, f) in bytes.chunks_exact_mut(4).zip(&packed) {
-            let new = f.to_ne_bytes();
-            changed |= *dst != new;
-            dst.copy_from_slice(&new);
-        }
-        if changed {
-            self.looks.mark_changed();
         }
     }
 }
