@@ -276,3 +276,55 @@ void fragment() { ALBEDO = custom.rgb; }
 	check(near.call(second, Color.GREEN, 0, third) > 100 and near.call(second, Color.RED, 0, third) == 0, "actor 0 turned green")
 	check(near.call(second, Color.RED, third, w - third) > 100, "actor 1 turned red")
 	check(near.call(second, Color.BLUE, w - third, w) > 100, "actor 2 still blue after the refused calls")
+
+
+## A crowd node of either kind with the soldier body at `positions`, casting `cast`, drawn.
+func _shadow_crowd(actor_node: bool, positions: Array, cast: int) -> Node3D:
+	var crowd: Node3D
+	if actor_node:
+		crowd = AnimatedActorMeshInstance.new()
+		crowd.models = [soldier_body()] as Array[VertexAnimation]
+	else:
+		crowd = AnimatedMeshInstance.new()
+		crowd.animation = soldier_body()
+	crowd.paused = true
+	crowd.cast_shadow = cast
+	root.add_child(crowd)
+	if actor_node:
+		_fill(crowd, positions)
+	else:
+		for p in positions:
+			crowd.add_instance(Transform3D(Basis.IDENTITY, p))
+		crowd.submit()
+	return crowd
+
+
+func test_cast_shadow_changes_reach_a_live_crowd() -> void:
+	stage(Vector3(0, 6, 8), Vector3.ZERO, true)
+	var ground := MeshInstance3D.new()
+	var plane := PlaneMesh.new()
+	plane.size = Vector2(60, 60)
+	ground.mesh = plane
+	root.add_child(ground)
+	var positions := [Vector3(-1.5, 0, 0), Vector3(1.5, 0, 0), Vector3(0, 0, -2)]
+	for actor_node in [false, true]:
+		var kind := "AnimatedActorMeshInstance" if actor_node else "AnimatedMeshInstance"
+		# On -> ShadowsOnly: both cast, so only the setting itself tells the MultiMeshes.
+		var live := _shadow_crowd(actor_node, positions, GeometryInstance3D.SHADOW_CASTING_SETTING_ON)
+		await frames(2)
+		var before := await capture()
+		live.cast_shadow = GeometryInstance3D.SHADOW_CASTING_SETTING_SHADOWS_ONLY
+		await frames(2)
+		var after := await capture()
+		live.queue_free()
+		await frames(1)
+		var fresh := _shadow_crowd(actor_node, positions, GeometryInstance3D.SHADOW_CASTING_SETTING_SHADOWS_ONLY)
+		await frames(2)
+		var expected := await capture()
+		fresh.queue_free()
+		await frames(1)
+		save_png(after, "cast_shadow_live_%s" % kind)
+		_check_same_picture(after, expected, kind + ": changed live vs made so",
+			"%s: cast_shadow changed on a live crowd draws what a crowd made with it draws" % kind)
+		var d := image_diff(before, after)
+		check(d["frac_over_32"] > 0.001, "%s: ShadowsOnly hides the bodies (%.3f%% of pixels changed; the test can fail)" % [kind, d["frac_over_32"] * 100.0])

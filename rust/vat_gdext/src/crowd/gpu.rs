@@ -377,6 +377,9 @@ impl CrowdGpu {
             return;
         }
         self.applied = Some((*props, cast));
+        // A new cast setting the frame's key cannot see (On to DoubleSided both cast) must still
+        // reach the MultiMeshes: run the frame again.
+        self.last_run = None;
         for slot in self.models.iter_mut().flat_map(|m| m.slots.iter_mut()) {
             let tint = if props.debug_colors {
                 LOD_COLORS[usize::from(slot.level) % LOD_COLORS.len()]
