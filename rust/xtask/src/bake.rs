@@ -182,10 +182,13 @@ pub fn self_check(session: &Session, root: &Path) -> bool {
                 println!("  {l}");
             }
         }
-        let problems = problems(&run, false);
+        let mut found = problems(&run, false);
+        if found.is_empty() {
+            found = check_without_source(session, root, &project, &name)?;
+        }
         let _ = fs::remove_dir_all(&project);
-        if !problems.is_empty() {
-            bail!("{}", problems.join("; "));
+        if !found.is_empty() {
+            bail!("{}", found.join("; "));
         }
         Ok(())
     })();
@@ -199,4 +202,40 @@ pub fn self_check(session: &Session, root: &Path) -> bool {
             false
         }
     }
+}
+
+/// Deletes the source (`name`) from `project` and runs `tests/lib/verify_moved_bake.gd` there:
+/// the baked file must load, play and warn without it. Returns what went wrong.
+fn check_without_source(
+    session: &Session,
+    root: &Path,
+    project: &Path,
+    name: &str,
+) -> Result<Vec<String>> {
+    fs::remove_file(project.join(name))?;
+    let _ = fs::remove_file(project.join(format!("{name}.import")));
+    fs::copy(
+        root.join("tests/lib/verify_moved_bake.gd"),
+        project.join("verify_moved_bake.gd"),
+    )?;
+    let args: Vec<String> = [
+        "--headless",
+        "--path",
+        &project.display().to_string(),
+        "--script",
+        "res://verify_moved_bake.gd",
+        "--",
+        "--baked",
+        "res://baked.res",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let run = session.run(&args, Duration::from_secs(120))?;
+    for l in &run.lines {
+        if l.starts_with("verify_moved_bake") {
+            println!("  {l}");
+        }
+    }
+    Ok(problems(&run, false))
 }

@@ -3,6 +3,7 @@
 pub(crate) mod bake_job;
 mod decode;
 mod lod;
+mod source;
 mod state;
 pub(crate) mod steps;
 mod warnings;
@@ -38,11 +39,13 @@ const ROOT_MOTION_IN_PLACE: i32 = 1;
 #[derive(GodotClass)]
 #[class(tool, init, base = Resource)]
 pub struct VertexAnimation {
-    /// The character scene to bake from.
+    /// The character scene to bake from. A bake keeps its file's path, uid and md5, never a
+    /// dependency on it: a baked resource loads and plays where the source was moved or deleted
+    /// (the inspector then warns). A scene without a file of its own is saved inside the resource.
     #[export]
     #[export_group(name = "Source")]
-    #[var(set = set_source_scene)]
-    source_scene: Option<Gd<PackedScene>>,
+    #[var(get = get_source_scene, set = set_source_scene)]
+    source_scene: PhantomVar<Option<Gd<PackedScene>>>,
     /// Path of the AnimationPlayer inside `source_scene`; empty means the first one found.
     #[export]
     animation_player: NodePath,
@@ -174,6 +177,17 @@ pub struct VertexAnimation {
     /// space, measured before any in-place removal); see `get_clip_root_velocity`.
     #[var(get = _get_clip_root_velocities, set = _set_clip_root_velocities, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
     clip_root_velocities: PackedVector3Array,
+    /// Saved: the `res://` path of `source_scene`'s file (empty without one); see `source`.
+    #[var(get = _get_source_path, set = _set_source_path, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
+    source_path: GString,
+    /// Saved: the `uid://` of `source_scene`'s file (empty without one), which finds it after
+    /// a move inside the project.
+    #[var(get = _get_source_uid, set = _set_source_uid, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
+    source_uid: GString,
+    /// Saved: a `source_scene` without a file of its own (built in memory), kept inside this
+    /// resource.
+    #[var(get = _get_source_embedded, set = _set_source_embedded, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
+    source_embedded: Option<Gd<PackedScene>>,
     /// Baked: what the bake was made from, `path` and md5 of `source_scene`'s file (empty for a
     /// scene without a file), so the inspector can tell when the source changed since.
     #[var(get = _get_source_stamp, set = _set_source_stamp, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
@@ -188,6 +202,9 @@ pub struct VertexAnimation {
     /// Where the next bake writes its LOD input (`dump_lod_input`), then cleared.
     lod_dump: Option<(String, String)>,
 
+    /// The source scene set in this session, or loaded from `source_uid` / `source_path` when
+    /// first asked for (never when the resource loads: a game that only plays needs no source).
+    source: std::cell::RefCell<Option<Gd<PackedScene>>>,
     /// The encoded VAT (sharing the textures' bytes), with the texture ids it was built from.
     cache: Option<(EncodedVat<output::GodotBytes>, [Option<InstanceId>; 2])>,
     stats: VarDictionary,
@@ -197,7 +214,18 @@ pub struct VertexAnimation {
 }
 
 #[godot_api]
-impl IResource for VertexAnimation {}
+impl IResource for VertexAnimation {
+    /// `source_scene` is shown, never saved: `source_path`, `source_uid` and `source_embedded`
+    /// stand for it in the file.
+    fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
+        if property.property_name == "source_scene" {
+            use godot::obj::EngineBitfield;
+            use godot::register::info::PropertyUsageFlags;
+            let usage = property.usage.ord() & !PropertyUsageFlags::STORAGE.ord();
+            property.usage = PropertyUsageFlags::from_ord(usage);
+        }
+    }
+}
 
 #[godot_api]
 impl VertexAnimation {
@@ -220,11 +248,59 @@ impl VertexAnimation {
     }
 
     /// Sets the character scene to bake from (and refreshes the inspector, whose clip picker
-    /// lists the new scene's clips).
+    /// lists the new scene's clips). Its file is remembered by path and uid, not as a
+    /// dependency.
     #[func]
     pub fn set_source_scene(&mut self, scene: Option<Gd<PackedScene>>) {
-        self.source_scene = scene;
+        self.remember_source(scene);
         self.base_mut().notify_property_list_changed();
+    }
+
+    /// The character scene to bake from: the one set, else the one saved inside the resource,
+    /// else its file found by uid or path (loaded on first use). Null when none is set, or when
+    /// its file was moved out of the project or deleted (`get_bake_warnings()` says so).
+    #[func]
+    pub fn get_source_scene(&self) -> Option<Gd<PackedScene>> {
+        self.source()
+    }
+
+    /// Internal: the saved `source_path` (no API; see the field).
+    #[func]
+    fn _get_source_path(&self) -> GString {
+        self.source_path.clone()
+    }
+
+    /// Internal: restores the saved `source_path` (no API; see the field).
+    #[func]
+    fn _set_source_path(&mut self, value: GString) {
+        self.source_path = value;
+        self.source.replace(None);
+    }
+
+    /// Internal: the saved `source_uid` (no API; see the field).
+    #[func]
+    fn _get_source_uid(&self) -> GString {
+        self.source_uid.clone()
+    }
+
+    /// Internal: restores the saved `source_uid` (no API; see the field).
+    #[func]
+    fn _set_source_uid(&mut self, value: GString) {
+        self.source_uid = value;
+        self.source.replace(None);
+    }
+
+    /// Internal: the saved `source_embedded` (no API; see the field).
+    #[func]
+    fn _get_source_embedded(&self) -> Option<Gd<PackedScene>> {
+        self.source_embedded.clone()
+    }
+
+    /// Internal: restores the saved `source_embedded` (no API; see the field).
+    #[func]
+    fn _set_source_embedded(&mut self, value: Option<Gd<PackedScene>>) {
+        self.source_embedded = value;
+        self.source.replace(None);
     }
 
     /// Bakes `source_scene` into this resource. Needs a running SceneTree (editor, game, or
@@ -464,11 +540,6 @@ impl VertexAnimation {
 }
 
 impl VertexAnimation {
-    /// Whether a source scene is set.
-    pub fn has_source_scene(&self) -> bool {
-        self.source_scene.is_some()
-    }
-
     fn bake_from_inspector(&mut self) {
         if self.bake() != Error::OK {
             return;

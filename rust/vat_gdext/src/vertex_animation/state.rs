@@ -115,7 +115,7 @@ impl VertexAnimation {
     /// source scene or it has no such AnimationPlayer (nothing is printed: the inspector asks).
     #[func]
     pub fn get_source_clip_names(&self) -> PackedStringArray {
-        let Some(root) = self.source_scene.as_ref().and_then(|s| s.instantiate()) else {
+        let Some(root) = self.source().and_then(|s| s.instantiate()) else {
             return PackedStringArray::new();
         };
         let player = if self.animation_player.is_empty() {

@@ -105,11 +105,12 @@ impl VertexAnimation {
     pub(crate) fn plan(&self, source: BakeSource) -> Result<Plan, String> {
         let (instance, root, player, scene_name) = match source {
             BakeSource::Scene => {
-                let scene = self.source_scene.clone().ok_or_else(|| {
-                    format!(
+                let scene = self.source().ok_or_else(|| match self.missing_source() {
+                    Some(missing) => format!("'{}': {missing}", self.name_for_messages()),
+                    None => format!(
                         "'{}' has no source_scene to bake from",
                         self.name_for_messages()
-                    )
+                    ),
                 })?;
                 let scene_name = match scene.get_path().to_string() {
                     p if p.is_empty() => "<unsaved scene>".to_string(),
