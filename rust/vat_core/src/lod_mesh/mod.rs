@@ -95,7 +95,10 @@ pub struct LodSettings {
     pub lod2_triangles: u32,
     /// LOD2's remesh voxel edge in the character's units; 0 picks one from the bounds.
     pub voxel_size: f32,
-    /// Coincident vertices weld when their normals are at most this many degrees apart.
+    /// Coincident vertices weld when their normals are at most this many degrees apart. The
+    /// default, 0.1, welds only copies the render cannot tell apart (a diffuse shade changes by
+    /// at most sin 0.1 degrees, under half of 1/255): hard edges stay hard and a faceted
+    /// character stays faceted.
     pub weld_normal_degrees: f32,
     /// A UV seam on an edge whose faces meet at more than this many degrees stays split.
     pub sharp_edge_degrees: f32,
@@ -109,7 +112,7 @@ impl Default for LodSettings {
             head_ratio: 0.75,
             lod2_triangles: 300,
             voxel_size: 0.0,
-            weld_normal_degrees: 25.0,
+            weld_normal_degrees: 0.1,
             sharp_edge_degrees: 70.0,
         }
     }

@@ -1,7 +1,8 @@
 //! LOD0: the source with its duplicate vertices welded.
 //!
 //! Coincident vertices (within [`POSITION_TOLERANCE`] of the bounds' diagonal) on the same
-//! dominant bone whose normals are within `weld_normal_degrees` form a *cluster*; a cluster is one
+//! dominant bone whose normals are within `weld_normal_degrees` (by default only copies whose
+//! normals the render cannot tell apart) form a *cluster*; a cluster is one
 //! VAT column (its lowest source vertex, whose normal it keeps), shared by every surface.
 //! Within one surface a cluster is one LOD vertex when its copies have the same UV. Copies with
 //! different UVs (a UV seam) weld only where nobody can see it:

@@ -202,3 +202,64 @@ fn a_collapsed_triangle_leaves_no_vertex_or_column_behind() {
     assert_eq!(w.level.vertices.len(), 3);
     assert_eq!(w.columns.len(), 3);
 }
+
+/// A faceted ring: 16 flat quads (4 vertices each, the face's own normal), neighbours meeting
+/// at 22.5 degrees.
+fn faceted_ring() -> LodSource {
+    let mut b = Builder::default();
+    let n = 16;
+    for i in 0..n {
+        let a0 = i as f32 / n as f32 * std::f32::consts::TAU;
+        let a1 = (i + 1) as f32 / n as f32 * std::f32::consts::TAU;
+        let mid = (a0 + a1) / 2.0;
+        let normal = Vec3::new(mid.cos(), 0.0, mid.sin());
+        let p = |a: f32, y: f32| Vec3::new(a.cos(), y, a.sin());
+        let uv = Vec2::ZERO;
+        let q = [
+            b.vertex(p(a0, 0.0), normal, uv, 0),
+            b.vertex(p(a1, 0.0), normal, uv, 0),
+            b.vertex(p(a1, 1.0), normal, uv, 0),
+            b.vertex(p(a0, 1.0), normal, uv, 0),
+        ];
+        b.quad(0, q);
+    }
+    b.source.textures = vec![Vec::new()];
+    b.source
+}
+
+#[test]
+fn a_faceted_mesh_stays_faceted() {
+    let source = faceted_ring();
+    let w = weld_default(&source);
+    // Neighbouring faces meet at 22.5 degrees: each corner keeps both faces' normals.
+    assert_eq!(w.level.vertices.len(), 64);
+    assert_eq!(w.columns.len(), 64);
+    for (v, c) in w.level.vertices.iter().zip(0..) {
+        let ColumnSource::Vertex(src) = w.columns[v.column as usize] else {
+            panic!("LOD0 columns are source vertices");
+        };
+        assert_eq!(
+            source.normals[src as usize], source.normals[c],
+            "vertex {c} draws its own face's normal"
+        );
+    }
+    // The old 25-degree weld would have smoothed them: 32 columns, one normal per corner.
+    let smoothing = LodSettings {
+        weld_normal_degrees: 25.0,
+        ..LodSettings::default()
+    };
+    assert_eq!(weld(&source, &smoothing).columns.len(), 32);
+}
+
+#[test]
+fn copies_with_the_same_normal_still_weld() {
+    // The ring with smooth normals (one per corner, as an exporter writes for a smooth mesh
+    // split only by faces): every corner's two copies weld into one vertex.
+    let mut source = faceted_ring();
+    for (p, n) in source.positions.iter().zip(source.normals.iter_mut()) {
+        *n = Vec3::new(p.x, 0.0, p.z).normalize();
+    }
+    let w = weld_default(&source);
+    assert_eq!(w.columns.len(), 32);
+    assert_eq!(w.level.vertices.len(), 32);
+}
