@@ -59,7 +59,9 @@ mod bulk;
 mod clip_end;
 mod custom;
 mod frame;
+mod frame_classify;
 mod frame_fast;
+mod frame_input;
 mod moves;
 mod preview;
 mod recent;
@@ -75,10 +77,8 @@ pub use bulk::{
 };
 pub use clip_end::{clip_time, end_time, stored_speed, FinishTracker};
 pub use custom::{write_custom_bulk, CUSTOM_FLOATS};
-pub use frame::{
-    Actors, CrowdFrame, CrowdShape, FrameSettings, Plane, Projection, View, FRAME_PARALLEL_MIN,
-    MAX_LEVELS,
-};
+pub use frame::{CrowdFrame, FRAME_PARALLEL_MIN, MAX_LEVELS};
+pub use frame_input::{Actors, CrowdShape, FrameSettings, Plane, Projection, View};
 pub use moves::{move_actors_bulk, set_clips_bulk, ClipChange};
 pub use preview::{
     check_count as check_preview_count, clip_index as preview_clip_index, grid as preview_grid,
