@@ -56,6 +56,7 @@
 //! [`MAX_LOOKS`](crate::layout::MAX_LOOKS) looks per table.
 
 mod bulk;
+mod bulk_actors;
 mod clip_end;
 mod custom;
 mod frame;
@@ -71,9 +72,12 @@ mod split;
 mod validate;
 
 pub use bulk::{
-    apply_blends_bulk, pack_actor_states_bulk, pack_actor_transforms_bulk, pack_actors_bulk,
-    pack_model_instances_bulk, transform_from_rows, BulkBlends, BulkOptions, PackedModels,
-    PlacedTransforms, PARALLEL_MIN_ITEMS, TRANSFORM_FLOATS,
+    apply_blends_bulk, pack_actor_states_bulk, pack_model_instances_bulk, BulkBlends, PackedModels,
+    PARALLEL_MIN_ITEMS,
+};
+pub use bulk_actors::{
+    pack_actor_transforms_bulk, pack_actors_bulk, transform_from_rows, BulkOptions,
+    PlacedTransforms, TRANSFORM_FLOATS,
 };
 pub use clip_end::{clip_time, end_time, stored_speed, FinishTracker};
 pub use custom::{write_custom_bulk, CUSTOM_FLOATS};
