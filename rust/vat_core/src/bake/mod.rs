@@ -23,6 +23,7 @@ pub(crate) mod encode;
 mod motion;
 mod skin;
 mod skin_encode;
+mod skin_math;
 mod stored;
 mod validate;
 

@@ -22,7 +22,8 @@ use crate::bake::encode::{
     check_frame_count, clip_bounds, encode_position_texels, layout_for, position_texel_bytes,
     EncodedVat, EncodingParams, Precision, VatLayout, NORMAL_TEXEL_BYTES,
 };
-use crate::bake::skin::{check_frame, skin_frame, Influences, MeshFrame, MeshSource, Scratch};
+use crate::bake::skin::{check_frame, MeshFrame, MeshSource};
+use crate::bake::skin_math::{skin_frame, Influences, Scratch};
 use crate::bake::validate::validate;
 use crate::bounds::Bounds;
 use crate::clip::Clip;

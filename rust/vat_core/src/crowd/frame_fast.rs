@@ -1,5 +1,5 @@
 //! The crowd frame's fast path: per-frame tables that decide most actors without trigonometry or
-//! logarithms, with the same answers as the exact tests in `frame`.
+//! logarithms, with the same answers as the exact tests in `frame_classify`.
 //!
 //! **Culling.** An actor turned by any yaw stays inside its clip's *any-yaw box*: the clip's box
 //! swept about +Y (half width `r`, the farthest horizontal corner's distance from the axis),
@@ -22,7 +22,8 @@ use crate::half::unpack_half2;
 use crate::layout::CLIP_CODE_BASE;
 use crate::lod_distance::{LodCurve, HYSTERESIS, REFERENCE_IMAGE_HEIGHT};
 
-use super::frame::{cross_fading, Projection, View};
+use super::frame_classify::cross_fading;
+use super::frame_input::{Projection, View};
 
 /// What the fast test says of an actor's placement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

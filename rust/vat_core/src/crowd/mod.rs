@@ -56,10 +56,13 @@
 //! [`MAX_LOOKS`](crate::layout::MAX_LOOKS) looks per table.
 
 mod bulk;
+mod bulk_actors;
 mod clip_end;
 mod custom;
 mod frame;
+mod frame_classify;
 mod frame_fast;
+mod frame_input;
 mod moves;
 mod preview;
 mod recent;
@@ -69,16 +72,17 @@ mod split;
 mod validate;
 
 pub use bulk::{
-    apply_blends_bulk, pack_actor_states_bulk, pack_actor_transforms_bulk, pack_actors_bulk,
-    pack_model_instances_bulk, transform_from_rows, BulkBlends, BulkOptions, PackedModels,
-    PlacedTransforms, PARALLEL_MIN_ITEMS, TRANSFORM_FLOATS,
+    apply_blends_bulk, pack_actor_states_bulk, pack_model_instances_bulk, BulkBlends, PackedModels,
+    PARALLEL_MIN_ITEMS,
+};
+pub use bulk_actors::{
+    pack_actor_transforms_bulk, pack_actors_bulk, transform_from_rows, BulkOptions,
+    PlacedTransforms, TRANSFORM_FLOATS,
 };
 pub use clip_end::{clip_time, end_time, stored_speed, FinishTracker};
 pub use custom::{write_custom_bulk, CUSTOM_FLOATS};
-pub use frame::{
-    Actors, CrowdFrame, CrowdShape, FrameSettings, Plane, Projection, View, FRAME_PARALLEL_MIN,
-    MAX_LEVELS,
-};
+pub use frame::{CrowdFrame, FRAME_PARALLEL_MIN, MAX_LEVELS};
+pub use frame_input::{Actors, CrowdShape, FrameSettings, Plane, Projection, View};
 pub use moves::{move_actors_bulk, set_clips_bulk, ClipChange};
 pub use preview::{
     check_count as check_preview_count, clip_index as preview_clip_index, grid as preview_grid,

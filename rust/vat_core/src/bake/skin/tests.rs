@@ -3,6 +3,7 @@ use std::f32::consts::FRAC_PI_2;
 use glam::{Affine3A, Quat, Vec3};
 
 use super::*;
+use crate::bake::skin_math::{normal_matrix, orthonormalized, BLEND_WEIGHT_EPSILON};
 
 const TOL: f32 = 1e-5;
 

@@ -1,7 +1,12 @@
 //! The public functions run on one thread at test sizes; these run the same inputs through
 //! the rayon split as well and require identical results.
+use glam::Vec3;
+
 use super::*;
+use crate::bounds::Bounds;
+use crate::crowd::bulk_actors::{pack_actors_split, BulkActors, Placement};
 use crate::crowd::records::tests::bulk_inputs as inputs;
+use crate::crowd::records::ACTOR_FLOATS_FULL;
 
 const SPLIT: usize = 1; // any item count goes parallel
 

@@ -1,9 +1,11 @@
 use glam::Vec3;
 
 use super::*;
+use crate::bounds::Bounds;
 use crate::crowd::frame_fast::FastFrame;
+use crate::crowd::frame_input::{Plane, Projection};
 use crate::crowd::records::{pack_actor_record, pack_model_instance, yaw_basis, ActorState};
-use crate::lod_distance::{actor_diameter, screen_constant, DEFAULT_SWITCH_DISTANCES};
+use crate::lod_distance::{actor_diameter, screen_constant, LodCurve, DEFAULT_SWITCH_DISTANCES};
 
 /// The generated soldier's size: 0.8 x 1.8 x 0.6 m, feet at 0.
 fn soldier() -> Bounds {

@@ -1,7 +1,7 @@
 use glam::{Quat, Vec3};
 
 use super::*;
-use crate::crowd::bulk::{
+use crate::crowd::{
     apply_blends_bulk, pack_actor_states_bulk, pack_actor_transforms_bulk, pack_actors_bulk,
     pack_model_instances_bulk, BulkBlends, BulkOptions, PackedModels, TRANSFORM_FLOATS,
 };

@@ -1,0 +1,228 @@
+//! The crowd frame's actor pass: each actor's class (culled, a level, shadow-only or not
+//! casting) from its records, the view and the settings ([`Classifier`]), through the fast path
+//! (`frame_fast`) where it decides and the exact tests otherwise: the actor's placed bounds
+//! against the frustum and the shadowed lights' sweeps and spheres, the shadow reach, and the
+//! LOD formula with hysteresis.
+
+use glam::Vec3;
+
+use crate::bounds::Bounds;
+use crate::crowd::frame::{CULLED, LEVEL_BITS, NO_CAST, SHADOW_ONLY};
+use crate::crowd::frame_fast::{simple_actor, Cull, FastFrame};
+use crate::crowd::frame_input::{Actors, CrowdShape, FrameSettings, Plane, Projection, View};
+use crate::half::unpack_half2;
+use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
+use crate::lod_distance::{pick_level, REFERENCE_IMAGE_HEIGHT};
+
+/// Character-space bounds of actor `i` this frame: its clip's, and its previous clip's while the
+/// shader still blends from it (`blend_time > 0` and `time - start < blend_time`, as the shader
+/// decides). Clips past the table use the union of all clips.
+fn actor_bounds(actors: &Actors, i: usize, shape: &CrowdShape, time: f32) -> Option<Bounds> {
+    let s = actors
+        .states
+        .get(i * actors.state_stride..i * actors.state_stride + 4)?;
+    let code = s[1] as u32;
+    let clip_bounds = |clip: u32| {
+        shape
+            .clip_bounds
+            .get(clip as usize)
+            .copied()
+            .unwrap_or_else(|| {
+                shape
+                    .clip_bounds
+                    .iter()
+                    .fold(Bounds::empty(), |a, b| a.union(b))
+            })
+    };
+    let mut b = clip_bounds(code % CLIP_CODE_BASE);
+    if cross_fading(s, time) {
+        b = b.union(&clip_bounds(code / CLIP_CODE_BASE));
+    }
+    Some(b)
+}
+
+/// Whether the actor whose state record starts `state` still blends from its previous clip at
+/// `time`, as the shader decides: `blend_time > 0` and `time - start < blend_time`.
+#[inline]
+pub(crate) fn cross_fading(state: &[f32], time: f32) -> bool {
+    let blend = unpack_half2(state[3]).1 - BLEND_BIAS;
+    blend > 0.0 && time - state[0] < blend
+}
+
+/// True if the box (centre `c`, half extents `e`), moved by each of `0` and `sweep`, stays
+/// outside one plane at both ends (then the swept box misses the frustum).
+fn outside(planes: &[Plane], c: Vec3, e: Vec3, sweep: Vec3) -> bool {
+    planes.iter().any(|pl| {
+        let dist = pl.normal.dot(c) - pl.d;
+        let r = pl.normal.abs().dot(e);
+        dist > r && dist + pl.normal.dot(sweep) > r
+    })
+}
+
+/// True if the box (centre `c`, half extents `e`) meets the sphere (centre `s`, radius `r`).
+fn box_meets_sphere(c: Vec3, e: Vec3, s: Vec3, r: f32) -> bool {
+    let nearest = s.clamp(c - e, c + e);
+    nearest.distance_squared(s) <= r * r
+}
+
+/// The radius of the sphere about the character's origin that holds `b`.
+pub(super) fn bounds_radius(b: &Bounds) -> f32 {
+    let far = b.min.abs().max(b.max.abs());
+    far.length()
+}
+
+/// True if the shadow of a sphere at `centre` of `radius`, carried along any light's direction
+/// of travel, can come within that light's reach of `camera`.
+fn casts_within(reach: &[(Vec3, f32)], camera: Vec3, centre: Vec3, radius: f32) -> bool {
+    reach.iter().any(|&(travel, limit)| {
+        let to_camera = camera - centre;
+        let along = to_camera.dot(travel).max(0.0);
+        (to_camera - travel * along).length_squared() <= (limit + radius) * (limit + radius)
+    })
+}
+
+/// The actor pass, shared by its tasks.
+pub(super) struct Classifier<'a> {
+    pub(super) actors: &'a Actors<'a>,
+    pub(super) shape: &'a CrowdShape,
+    pub(super) view: Option<&'a View>,
+    pub(super) settings: &'a FrameSettings,
+    /// The highest level an actor may get.
+    pub(super) top: u8,
+    /// The fast path's tables, when it applies to this run.
+    pub(super) fast: Option<&'a FastFrame>,
+    /// The view's shadow spheres that reach it.
+    pub(super) spheres: &'a [(Vec3, f32)],
+    /// Per shadowed directional light, (direction of travel, reach): actors in the view whose
+    /// shadow cannot come within reach of the camera cast none. `None`: every one casts.
+    pub(super) reach: Option<&'a [(Vec3, f32)]>,
+    /// Per clip, the radius about the character's origin that holds its bounds.
+    pub(super) radii: &'a [f32],
+}
+
+impl Classifier<'_> {
+    /// Classifies actors `start..start + out.len()` into `out` (which holds last frame's classes)
+    /// and returns the actors per level in view, then the shadow-only count.
+    pub(super) fn range(&self, start: usize, out: &mut [u8], levels: usize) -> Vec<u32> {
+        let mut counts = vec![0u32; levels + 2];
+        for (k, class) in out.iter_mut().enumerate() {
+            *class = self.classify(start + k, *class);
+            match *class {
+                CULLED => {}
+                c if c & SHADOW_ONLY != 0 => counts[levels] += 1,
+                c => {
+                    counts[usize::from(c & LEVEL_BITS)] += 1;
+                    counts[levels + 1] += u32::from(c & NO_CAST != 0);
+                }
+            }
+        }
+        counts
+    }
+
+    fn classify(&self, i: usize, previous: u8) -> u8 {
+        self.classify_fast(i, previous)
+            .unwrap_or_else(|| self.classify_exact(i, previous))
+    }
+
+    /// The fast path (see `frame_fast`), or `None` where it cannot tell.
+    #[inline]
+    pub(super) fn classify_fast(&self, i: usize, previous: u8) -> Option<u8> {
+        let fast = self.fast?;
+        let a = self.actors;
+        let p = a
+            .placements
+            .get(i * a.placement_stride..i * a.placement_stride + 4)?;
+        let st = a.states.get(i * a.state_stride..i * a.state_stride + 4)?;
+        let s = self.settings;
+        let (position, scale, clip) = simple_actor(p, st, s.time)?;
+        let mut flag = 0;
+        if s.culling {
+            match fast.cull(position, scale, clip, s.cast_shadows) {
+                Cull::Inside => {}
+                // Whether an omni or spot light's shadow brings it back, only the exact test
+                // tells.
+                Cull::Gone if s.cast_shadows && !self.spheres.is_empty() => return None,
+                Cull::Gone => return Some(CULLED),
+                Cull::Unsure => return None,
+            }
+            if let (Some(reach), Some(view)) = (self.reach, self.view) {
+                let radius = self.radii.get(clip).copied()? * scale.abs();
+                if !casts_within(reach, view.camera, position, radius) {
+                    flag = NO_CAST;
+                }
+            }
+        }
+        if !fast.has_lod() {
+            return self.shape.lod.is_none().then_some(flag);
+        }
+        let prev = (previous != CULLED).then_some(previous & LEVEL_BITS);
+        fast.level(position, scale, prev).map(|l| l | flag)
+    }
+
+    pub(super) fn classify_exact(&self, i: usize, previous: u8) -> u8 {
+        let s = self.settings;
+        let Some(view) = self.view else {
+            return s.force_lod.unwrap_or(0).min(self.top);
+        };
+        let mut flag = 0;
+        let mut size = 1.0;
+        if s.culling {
+            let Some(bounds) = actor_bounds(self.actors, i, self.shape, s.time) else {
+                return CULLED;
+            };
+            let Some((c, e, placed_size)) = self.actors.placed_box(i, &bounds, s.any_yaw) else {
+                return CULLED;
+            };
+            size = placed_size;
+            let inside = !outside(&view.planes, c, e, Vec3::ZERO);
+            if let (true, Some(reach)) = (inside, self.reach) {
+                // The sphere about the placement that holds the bounds at any turn (as the fast
+                // path tests it).
+                let p = &self.actors.placements[i * self.actors.placement_stride..];
+                let position = Vec3::new(p[0], p[1], p[2]);
+                let radius = bounds_radius(&bounds) * placed_size;
+                if !casts_within(reach, view.camera, position, radius) {
+                    flag = NO_CAST;
+                }
+            }
+            if !inside {
+                let casts = s.cast_shadows
+                    && (view
+                        .shadow_sweeps
+                        .iter()
+                        .any(|&sweep| !outside(&view.planes, c, e, sweep))
+                        || self
+                            .spheres
+                            .iter()
+                            .any(|&(centre, r)| box_meets_sphere(c, e, centre, r)));
+                if !casts {
+                    return CULLED;
+                }
+                flag = SHADOW_ONLY;
+            }
+        } else if self.shape.lod.is_some() && s.force_lod.is_none() {
+            // Not culled: only the scale is needed, for the level.
+            size = self.actors.size(i).unwrap_or(1.0);
+        }
+        let level = match (s.force_lod, self.shape.lod) {
+            (Some(forced), _) => forced.min(self.top),
+            (None, None) => 0,
+            (None, Some((curve, diameter))) => {
+                let p = &self.actors.placements[i * self.actors.placement_stride..];
+                let position = Vec3::new(p[0], p[1], p[2]);
+                let d = diameter * size;
+                let value = match view.projection {
+                    Projection::Perspective { screen_constant } => {
+                        curve.value(position.distance(view.camera), d, screen_constant)
+                    }
+                    Projection::Orthographic { height } => {
+                        curve.value(height, d, 1.0 / REFERENCE_IMAGE_HEIGHT)
+                    }
+                };
+                let prev = (previous != CULLED).then_some(previous & LEVEL_BITS);
+                pick_level(value + s.lod_bias, prev, self.top)
+            }
+        };
+        level | flag
+    }
+}
