@@ -1,6 +1,8 @@
 //! `VertexAnimation`: a character to bake (source and settings) and what was baked from it.
 
 mod decode;
+#[cfg(feature = "dev")]
+mod dev;
 mod lod;
 mod state;
 pub(crate) mod steps;
@@ -187,6 +189,7 @@ pub struct VertexAnimation {
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     pub(crate) lod_meshes: Array<Gd<ArrayMesh>>,
     /// Where the next bake writes its LOD input (`dump_lod_input`), then cleared.
+    #[cfg(feature = "dev")]
     lod_dump: Option<(String, String)>,
 
     /// The encoded VAT (sharing the textures' bytes), with the texture ids it was built from.
