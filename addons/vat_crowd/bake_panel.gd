@@ -1,7 +1,8 @@
-# The Bake group of a VertexAnimation's or a VertexAnimationBaker's inspector: the Bake button,
-# the estimated texture size (before baking), progress with Cancel while baking (the bake itself
-# runs in the plugin's bake runner), the last bake's summary, and what is wrong (no source, a
-# source that cannot bake, no bake yet, a bake older than its source).
+# The Bake panel at the top of a VertexAnimation's or a VertexAnimationBaker's inspector (always
+# open, in no group): the Bake button, the estimated texture size (before baking), progress with
+# Cancel while baking (the bake itself runs in the plugin's bake runner), the last bake's summary,
+# and what is wrong (no source, a source that cannot bake, no bake yet, a bake older than its
+# source).
 @tool
 extends VBoxContainer
 

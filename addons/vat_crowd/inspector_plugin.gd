@@ -1,6 +1,7 @@
 # What vat_crowd adds to the inspector: the clip picker for VertexAnimation.clips, and the Bake
-# panel (stepped bake with progress, Cancel and undo, the size estimate and the last summary) in
-# place of the plain Bake button of VertexAnimation and VertexAnimationBaker.
+# panel (stepped bake with progress, Cancel and undo, the size estimate and the last summary) at
+# the top of the inspector of VertexAnimation and VertexAnimationBaker, in no group (always open),
+# in place of their plain Bake button.
 @tool
 extends EditorInspectorPlugin
 
@@ -18,10 +19,14 @@ func _can_handle(object: Object) -> bool:
 	return object.is_class("VertexAnimation") or object.is_class("VertexAnimationBaker")
 
 
+func _parse_begin(object: Object) -> void:
+	add_custom_control(BakePanel.new(object, _runner))
+
+
 func _parse_property(object: Object, _type: Variant.Type, name: String, _hint_type: PropertyHint,
 		_hint_string: String, _usage_flags: int, _wide: bool) -> bool:
 	if name == "bake_button":
-		add_custom_control(BakePanel.new(object, _runner))
+		# The Bake panel at the top replaces it.
 		return true
 	if name == "clips" and object.is_class("VertexAnimation"):
 		var names: PackedStringArray = object.get_source_clip_names()

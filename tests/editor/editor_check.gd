@@ -2,7 +2,8 @@
 # the addon zip was installed into: bake through the inspector button's callable, save twice;
 # bake RobotExpressive through the inspector's Bake panel (clips picked in the clip picker, a
 # cancelled bake that changes nothing, a finished one with LOD meshes undone and redone), and a baker's target
-# through the baker's Bake panel (undone and redone); build a scene with every vat_crowd class,
+# through the baker's Bake panel (undone and redone); in both inspectors the Bake panel must be the
+# first entry, in no group and visible as the inspector opens; build a scene with every vat_crowd class,
 # select each in the inspector, save the scene, reopen it; capture the editor preview in the 3D
 # viewport (preview_check.gd) and check that a scene saved while it shows holds neither preview
 # instances nor the clock; read every class's F1 help (docs_check.gd). The log must hold no
@@ -153,6 +154,36 @@ func _in_inspector(meta: StringName, script_file: String) -> Node:
 	return null
 
 
+## The inspector's entries: what a user reads in it, top-down (property editors, class headers,
+## groups, and controls plugins add, such as the Bake panel).
+func _is_entry(n: Node) -> bool:
+	return n.has_meta(&"vat_crowd_bake_panel") or n.is_class("EditorProperty") \
+		or n.is_class("EditorInspectorSection") or n.is_class("EditorInspectorCategory") \
+		or n.is_class("EditorInspectorArray")
+
+
+## The Bake panel is the first entry of the inspector (before every property, class header and
+## group), in no group and visible as the inspector opens (no group to unfold), and the plain
+## Bake button it replaces leaves no empty group behind.
+func _check_panel_on_top(panel: Control, cls: String) -> void:
+	var inspector := EditorInterface.get_inspector()
+	_check(panel.is_visible_in_tree(), "%s: the Bake panel is visible as the inspector opens" % cls)
+	var up := panel.get_parent()
+	while up != null and up != inspector:
+		_check(not up.is_class("EditorInspectorSection"), "%s: the Bake panel is in no group" % cls)
+		up = up.get_parent()
+	var first: Node = null
+	for n in inspector.find_children("*", "Control", true, false):
+		if (n as Control).is_visible_in_tree() and _is_entry(n):
+			first = n
+			break
+	_check(first == panel, "%s: the Bake panel is the inspector's first entry (first: %s %s)" % [cls,
+		first.get_class() if first != null else "none", first.get("label") if first != null else ""])
+	for section in inspector.find_children("*", "EditorInspectorSection", true, false):
+		var entries := section.find_children("*", "Control", true, false).filter(_is_entry)
+		_check(not entries.is_empty(), "%s: no empty group in the inspector" % cls)
+
+
 ## The clips of the robot's own AnimationPlayer (Godot's list, RESET left out).
 func _robot_clips() -> PackedStringArray:
 	var node := (load(ROBOT) as PackedScene).instantiate()
@@ -204,6 +235,7 @@ func _inspector_bake() -> void:
 	var panel := _in_inspector(&"vat_crowd_bake_panel", "")
 	if not _check(panel != null, "the inspector shows the Bake panel"):
 		return
+	_check_panel_on_top(panel, "VertexAnimation")
 	var runner: Node = panel.runner
 	var estimate: Dictionary = va.estimate_bake()
 	_check(estimate.get("bytes", 0) > 0, "the estimate has bytes (%s)" % estimate)
@@ -279,6 +311,7 @@ func _baker_panel_bake(scene: Node) -> void:
 	await _frames(10)
 	var panel := _in_inspector(&"vat_crowd_bake_panel", "")
 	if _check(panel != null, "the baker's inspector shows the Bake panel"):
+		_check_panel_on_top(panel, "VertexAnimationBaker")
 		panel.bake_button.pressed.emit()
 		await _frames(1)
 		await _until_idle(panel.runner)

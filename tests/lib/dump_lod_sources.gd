@@ -1,5 +1,7 @@
 # Writes the LOD chain's input of every test character as JSON, to try the engine-free LOD tools
-# (vat_core::lod_mesh) outside Godot:
+# (vat_core::lod_mesh) outside Godot, with the debug build (`cargo xtask build`, or the one
+# `cargo xtask test` made: cargo feature `dev`, which has dump_lod_input):
+#   cargo xtask build
 #   cargo xtask godot -- --headless --path tests --script res://lib/dump_lod_sources.gd -- --out DIR
 # For the generated soldier (its Body mesh, as the tests bake it) and every .glb/.gltf in
 # res://assets_local/, writes DIR/NAME.source.json (the LodSource) and DIR/NAME.poses.json (the
@@ -23,6 +25,10 @@ func _run(args: PackedStringArray) -> int:
 		printerr("dump_lod_sources.gd: usage: -- --out DIR")
 		return 1
 	var out := args[i + 1]
+	if not ClassDB.class_has_method("VertexAnimation", "dump_lod_input"):
+		printerr("dump_lod_sources.gd: VertexAnimation.dump_lod_input is missing: it is in the debug"
+			+ " build only (cargo feature `dev`); run `cargo xtask build` first")
+		return 1
 	DirAccess.make_dir_recursive_absolute(out)
 	var cases := {"soldier": "res://generated/soldier.tscn"}
 	for f in DirAccess.get_files_at("res://assets_local"):
@@ -34,7 +40,9 @@ func _run(args: PackedStringArray) -> int:
 		va.source_scene = load(cases[name])
 		if name == "soldier":
 			va.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
-		var err := va.dump_lod_input(out.path_join(name + ".source.json"),
+		# Called by name: the method exists only in dev builds, and a static call would not parse
+		# in a release build.
+		var err: int = va.call(&"dump_lod_input", out.path_join(name + ".source.json"),
 			out.path_join(name + ".poses.json"))
 		if err != OK:
 			printerr("dump_lod_sources.gd: %s failed (error %d)" % [name, err])

@@ -4,13 +4,23 @@
 # argument position (the other arguments plain), on a fresh object and on a prepared one (a baked
 # model; crowds holding it with actors), and the crowds submit and draw after each method. The
 # test fails on any Rust panic or script error (the log scan), a crash or hang (the runner), or a
-# leak at exit; bad values must get errors, not panics.
+# leak at exit; bad values must get errors, not panics. Methods that write files are not called
+# (their paths would be hostile strings such as "idle" or "does not exist", written into the
+# project), and the test fails when the repository (tests/ and the folders beside it) gains a file
+# while it runs.
 extends VatTest
 
 const SOLDIER := "res://generated/soldier.tscn"
 ## Methods not called: they start or end a long job whose hostile inputs other tests cover.
-const SKIP_METHODS := ["bake", "save_to"]
+const SKIP_METHODS := ["bake"]
+## Methods not called because they write files (`dump_lod_input` exists in dev builds only); any
+## method with a String argument named like a path or a file is left out too (`_writes_files`).
+const WRITES_FILES := ["save_to", "dump_lod_input"]
+## Folders the file check does not look into: Godot's caches, cargo's output, git's own data.
+const UNWATCHED := [".godot", "target", ".git"]
 var _baked: VertexAnimation
+## The repository's files when the suite started (`_project_files`).
+var _files_at_start: PackedStringArray
 
 
 func _our_classes() -> PackedStringArray:
@@ -119,7 +129,58 @@ func _dispose(obj: Object) -> void:
 		obj.free()
 
 
+## Whether method `m` (a ClassDB method dictionary) writes files: a known writer, or a String
+## argument named like a path or a file.
+func _writes_files(m: Dictionary) -> bool:
+	if m["name"] in WRITES_FILES:
+		return true
+	for a: Dictionary in m["args"]:
+		var arg: String = a["name"]
+		if a["type"] == TYPE_STRING and (arg.contains("path") or arg.contains("file") or arg.contains("json")):
+			return true
+	return false
+
+
+## Every file and link under the repository (the folder holding tests/), as paths relative to it,
+## sorted; folders named in UNWATCHED are left out, links not followed.
+func _project_files() -> PackedStringArray:
+	var top := ProjectSettings.globalize_path("res://").simplify_path().get_base_dir()
+	var out := PackedStringArray()
+	var stack := [""]
+	while not stack.is_empty():
+		var rel: String = stack.pop_back()
+		var dir := DirAccess.open(top.path_join(rel))
+		if dir == null:
+			continue
+		dir.include_hidden = true
+		dir.list_dir_begin()
+		var name := dir.get_next()
+		while name != "":
+			var path := rel.path_join(name) if rel != "" else name
+			if dir.current_is_dir() and not dir.is_link(name):
+				if not name in UNWATCHED:
+					stack.append(path)
+			else:
+				out.append(path)
+			name = dir.get_next()
+		dir.list_dir_end()
+	out.sort()
+	return out
+
+
+## Fails when the repository has files now that it did not have in `before`.
+func _check_no_new_files(before: PackedStringArray, during: String) -> void:
+	var gained := PackedStringArray()
+	for f in _project_files():
+		var i := before.bsearch(f)
+		if i >= before.size() or before[i] != f:
+			gained.append(f)
+	check(gained.is_empty(), "the repository gained files during %s: %s" % [during, ", ".join(gained)])
+
+
 func before_all() -> void:
+	_files_at_start = _project_files()
+	check(not _files_at_start.is_empty(), "the file check sees the repository's files")
 	_baked = VertexAnimation.new()
 	_baked.source_scene = load(SOLDIER)
 	_baked.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
@@ -131,13 +192,18 @@ func cases_methods() -> Array:
 	return Array(_our_classes())
 
 
+func after_all() -> void:
+	_check_no_new_files(_files_at_start, "the suite")
+
+
 func test_each_methods(cls: String) -> void:
+	var files := _project_files()
 	var calls := 0
 	for prepared in [false, true]:
 		var methods := ClassDB.class_get_method_list(cls, true)
 		for m: Dictionary in methods:
 			var name: String = m["name"]
-			if name.begins_with("_") or name in SKIP_METHODS:
+			if name.begins_with("_") or name in SKIP_METHODS or _writes_files(m):
 				continue
 			var args: Array = m["args"]
 			var obj := _make(cls, prepared)
@@ -157,6 +223,7 @@ func test_each_methods(cls: String) -> void:
 			_dispose(obj)
 	print("    %s: %d hostile calls" % [cls, calls])
 	check(calls > 0, "%s has methods to call" % cls)
+	_check_no_new_files(files, "%s's hostile calls" % cls)
 
 
 func cases_properties() -> Array:
@@ -164,6 +231,7 @@ func cases_properties() -> Array:
 
 
 func test_each_properties(cls: String) -> void:
+	var files := _project_files()
 	var sets := 0
 	for prepared in [false, true]:
 		for p: Dictionary in ClassDB.class_get_property_list(cls, true):
@@ -182,3 +250,4 @@ func test_each_properties(cls: String) -> void:
 			await frames(1)
 			_dispose(obj)
 	print("    %s: %d hostile property sets" % [cls, sets])
+	_check_no_new_files(files, "%s's hostile property sets" % cls)

@@ -119,13 +119,16 @@ func _inspector_layout(object: Object) -> Dictionary:
 
 func test_inspector_reads_top_down() -> void:
 	var layout := _inspector_layout(soldier_body())
-	check_eq(layout["_groups"], ["Source", "Bake", "Baked"], "the groups, in order")
+	check_eq(layout["_groups"], ["Source", "Baked"], "the groups, in order")
 	for name in ["source_scene", "animation_player", "meshes", "clips", "fps", "clip_fps", "precision",
 			"bake_normals", "texture_variations", "root_motion", "root_motion_bone"]:
 		check_eq(layout.get(name, [""])[0], "Source", "%s is a Source setting" % name)
 	for name in ["lod_distances", "lod_enabled", "lod1_ratio", "lod_head_bone", "lod2_triangles", "lod_voxel_size"]:
 		check_eq(layout.get(name, ["", ""]).slice(0, 2), ["Source", "LOD"], "%s is in Source > LOD" % name)
-	check_eq(layout.get("bake_button", [""])[0], "Bake", "the Bake button has its own group")
+	# The Bake button first and in no group: no group folds it away (with the plugin, its Bake panel
+	# takes the top of the inspector instead; tests/editor/editor_check.gd checks that).
+	check_eq(layout.get("bake_button", ["?"])[0], "", "the Bake button is in no group")
+	check_eq(layout.keys()[0], "bake_button", "the Bake button is the first property")
 	for name in ["mesh", "lod_meshes", "position_texture", "normal_texture", "clip_texture", "variations",
 			"vertex_count", "frame_count", "bounds", "clip_names", "column_channel"]:
 		var entry: Array = layout.get(name, ["", "", 0])

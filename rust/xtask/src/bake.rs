@@ -23,7 +23,7 @@ pub fn bake(source: &Path, out: Option<&Path>, release: bool) -> Result<ExitCode
         None => source.with_extension("vat.res"),
     };
     let plain = Session::plain()?;
-    build::build(release, None)?;
+    build::build(release, build::default_features(release), None)?;
 
     let project = target_dir().join(format!("bake/project-{}", std::process::id()));
     let _ = fs::remove_dir_all(&project);

@@ -30,7 +30,8 @@ pub fn bench(which: &str, quick: bool, full: bool) -> Result<ExitCode> {
         "tests"
     });
     let plain = Session::plain()?;
-    build::build(true, Some(&plain))?;
+    // The benchmarks need the helper class VatCrowdBench (feature `bench`, off by default).
+    build::build(true, &[build::BENCH], Some(&plain))?;
     if which == "bake" {
         // The corpus character comes from the shared assets; without them it is skipped.
         crate::test_godot::copy_assets(&root)?;

@@ -34,9 +34,27 @@ pub fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
-/// Builds the extension (dev or release profile) and assembles the addon and its links.
-/// Without `session`, the demo character is not generated (it needs Godot).
-pub fn build(release: bool, session: Option<&Session>) -> Result<()> {
+/// Cargo features of vat_gdext that are off by default: the development diagnostics
+/// (`VertexAnimation.dump_lod_input`) and the benchmark class `VatCrowdBench`. The shipped
+/// addon (`cargo xtask package`) has neither.
+pub const DEV: &str = "dev";
+/// See [`DEV`].
+pub const BENCH: &str = "bench";
+
+/// The features `cargo xtask build` gives a build: the debug build (the one `cargo xtask test`
+/// runs and `tests/lib/dump_lod_sources.gd` needs) has the development diagnostics, the release
+/// build is what users get.
+pub fn default_features(release: bool) -> &'static [&'static str] {
+    if release {
+        &[]
+    } else {
+        &[DEV]
+    }
+}
+
+/// Builds the extension (dev or release profile) with `features` of vat_gdext and assembles the
+/// addon and its links. Without `session`, the demo character is not generated (it needs Godot).
+pub fn build(release: bool, features: &[&str], session: Option<&Session>) -> Result<()> {
     let root = repo_root();
     let mut cmd = cargo();
     cmd.args(["build", "--package", "vat_gdext"])
@@ -44,13 +62,23 @@ pub fn build(release: bool, session: Option<&Session>) -> Result<()> {
     if release {
         cmd.arg("--release");
     }
+    if !features.is_empty() {
+        cmd.args(["--features", &features.join(",")]);
+    }
     util::run(&mut cmd)?;
     let profile = if release { "release" } else { "debug" };
     let built = target_dir().join(profile).join("libvat_gdext.so");
     let bin = root.join("addons/vat_crowd/bin");
     mkdirs(&bin)?;
     if copy_if_changed(&built, &bin.join(LIB_NAME))? {
-        println!("xtask: {profile} library -> addons/vat_crowd/bin/{LIB_NAME}");
+        println!(
+            "xtask: {profile} library (features: {}) -> addons/vat_crowd/bin/{LIB_NAME}",
+            if features.is_empty() {
+                "none".to_string()
+            } else {
+                features.join(", ")
+            }
+        );
     }
     copy_shaders(&root)?;
     for link in ADDON_LINKS {

@@ -20,7 +20,7 @@ pub fn demo(frames: Option<u32>, user_args: &[String]) -> Result<ExitCode> {
     let root = repo_root();
     let project = root.join("godot_project");
     let plain = Session::plain()?;
-    build::build(true, Some(&plain))?;
+    build::build(true, &[], Some(&plain))?;
     plain.import(&project)?;
     let mut args = vec!["--path".to_string(), project.display().to_string()];
 

@@ -26,7 +26,7 @@ pub fn lod(source: &Path, out: &Path, release: bool) -> Result<ExitCode> {
     let out = absolute(out);
     mkdirs(&out)?;
     let plain = Session::plain()?;
-    build::build(release, None)?;
+    build::build(release, build::default_features(release), None)?;
     let project = target_dir().join(format!("lod/project-{}", std::process::id()));
     let _ = fs::remove_dir_all(&project);
     make_project(&project, &source)?;

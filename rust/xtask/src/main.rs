@@ -13,6 +13,7 @@ mod package;
 mod process;
 mod provision;
 mod root;
+mod tally;
 mod test;
 mod test_godot;
 mod util;
@@ -81,7 +82,7 @@ fn dispatch(args: &[String]) -> Result<ExitCode> {
         "build" => {
             let release = flags(rest, &["--release"])?.contains(&"--release");
             let session = Session::plain()?;
-            build::build(release, Some(&session))?;
+            build::build(release, build::default_features(release), Some(&session))?;
             Ok(ExitCode::SUCCESS)
         }
         "test" => cmd_test(rest),
@@ -266,4 +267,66 @@ fn cmd_provision(args: &[String]) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    /// No two xtask modules import each other, directly or through others: shared helpers
+    /// (such as `tally::Tally`) live in modules of their own.
+    #[test]
+    fn no_module_cycle() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut graph: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let name = path.file_stem().unwrap().to_string_lossy().to_string();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut deps: Vec<String> = text
+                .split("crate::")
+                .skip(1)
+                .map(|rest| {
+                    rest.chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect::<String>()
+                })
+                // `crate::bail!` is a macro at the crate root, not a module.
+                .filter(|d| !d.is_empty() && d != "bail" && *d != name)
+                .collect();
+            deps.sort();
+            deps.dedup();
+            graph.insert(name, deps);
+        }
+        assert!(graph.contains_key("tally"), "{graph:?}");
+        // Depth-first search, reporting the first cycle found as a path.
+        fn visit(
+            m: &str,
+            graph: &BTreeMap<String, Vec<String>>,
+            stack: &mut Vec<String>,
+            done: &mut Vec<String>,
+        ) {
+            if done.iter().any(|d| d == m) {
+                return;
+            }
+            if let Some(i) = stack.iter().position(|s| s == m) {
+                panic!("module cycle: {} -> {m}", stack[i..].join(" -> "));
+            }
+            stack.push(m.to_string());
+            for d in graph.get(m).into_iter().flatten() {
+                visit(d, graph, stack, done);
+            }
+            stack.pop();
+            done.push(m.to_string());
+        }
+        let mut done = Vec::new();
+        for m in graph.keys() {
+            if m != "main" {
+                visit(m, &graph, &mut Vec::new(), &mut done);
+            }
+        }
+    }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::build::{cargo, copy_shaders, target_dir, LIB_NAME};
 use crate::godot::{problems, Session};
-use crate::test::Tally;
+use crate::tally::Tally;
 use crate::util::{self, mkdirs, repo_root, Result};
 use crate::zip::write_zip;
 
@@ -65,7 +65,9 @@ fn files_under(dir: &Path) -> Result<Vec<String>> {
 pub fn package() -> Result<PathBuf> {
     let root = repo_root();
     let version = version(&root)?;
-    // The benchmark helper class (feature `bench`) is for this repository's benchmarks only.
+    // The benchmark helper class (feature `bench`) is for this repository's benchmarks only, the
+    // diagnostics (feature `dev`) for its development: both are off by default, and
+    // --no-default-features keeps any default feature out too.
     let mut cmd = cargo();
     cmd.args([
         "build",

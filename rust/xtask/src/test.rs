@@ -4,9 +4,10 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use crate::build::cargo;
+use crate::build::{self, cargo};
 use crate::godot::Session;
 use crate::process::run_with_timeout;
+use crate::tally::Tally;
 use crate::test_godot::{harness_self_check, prepare, run_tier, run_tier_with};
 use crate::util::{in_ci, repo_root, Result};
 
@@ -48,43 +49,6 @@ impl Tier {
     }
 }
 
-/// Passed, failed and skipped counts.
-#[derive(Default, Clone, Copy)]
-pub struct Tally {
-    /// Tests (or checks) that passed.
-    pub passed: u32,
-    /// Tests that failed, plus one per problem the log shows beyond them.
-    pub failed: u32,
-    /// Tests skipped (Rust tests marked ignored count here too).
-    pub skipped: u32,
-}
-
-impl Tally {
-    /// Adds another tally's counts.
-    pub fn add(&mut self, o: Tally) {
-        self.passed += o.passed;
-        self.failed += o.failed;
-        self.skipped += o.skipped;
-    }
-
-    fn line(&self) -> String {
-        let mut s = format!("{} passed, {} failed", self.passed, self.failed);
-        if self.skipped > 0 {
-            s.push_str(&format!(", {} skipped", self.skipped));
-        }
-        s
-    }
-
-    /// One check that passed or failed.
-    pub fn one(ok: bool) -> Tally {
-        Tally {
-            passed: ok as u32,
-            failed: !ok as u32,
-            skipped: 0,
-        }
-    }
-}
-
 /// Runs `tiers` (with `filter` narrowing the Godot-side tests) and prints the final line.
 pub fn test(tiers: &[Tier], filter: Option<&str>) -> Result<ExitCode> {
     let start = Instant::now();
@@ -107,6 +71,29 @@ pub fn test(tiers: &[Tier], filter: Option<&str>) -> Result<ExitCode> {
         note(
             &mut total,
             "clippy",
+            Tally::one(check_cargo(&args)),
+            &mut failures,
+        );
+        // The code behind vat_gdext's off-by-default features (dev diagnostics, the benchmark
+        // class) is linted too.
+        let features = [build::DEV, build::BENCH].join(",");
+        banner(&format!(
+            "lint: cargo clippy -p vat_gdext --all-targets --features {features} -- -D warnings"
+        ));
+        let args = [
+            "clippy",
+            "-p",
+            "vat_gdext",
+            "--all-targets",
+            "--features",
+            &features,
+            "--",
+            "-D",
+            "warnings",
+        ];
+        note(
+            &mut total,
+            "clippy (dev, bench)",
             Tally::one(check_cargo(&args)),
             &mut failures,
         );

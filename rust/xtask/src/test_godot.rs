@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::build;
 use crate::godot::{problems, Session};
 use crate::process::run_with_timeout;
-use crate::test::Tally;
+use crate::tally::Tally;
 use crate::util::{env_nonempty, mkdirs, Result};
 
 /// Seconds a tier's Godot process may run (`$VAT_CROWD_TIER_TIMEOUT`, default 600).
@@ -23,7 +23,7 @@ fn tier_timeout() -> Duration {
 /// extension (dev), copies the shared assets and imports tests/.
 pub fn prepare(root: &Path, render: bool) -> Result<Session> {
     let session = Session::headless(render)?;
-    build::build(false, Some(&session))?;
+    build::build(false, &[build::DEV], Some(&session))?;
     copy_assets(root)?;
     session.import(&root.join("tests"))?;
     Ok(session)

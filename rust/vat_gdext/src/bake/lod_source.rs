@@ -231,7 +231,8 @@ pub fn poses<B: AsRef<[u8]>>(vat: &EncodedVat<B>, frames: &[u32]) -> Vec<Vec<gla
 }
 
 /// Writes `source` as JSON (serde) to `source_path` and `poses` as a JSON array of arrays of
-/// `[x, y, z]` to `poses_path`.
+/// `[x, y, z]` to `poses_path`. Only for `dump_lod_input` (feature `dev`).
+#[cfg(feature = "dev")]
 pub fn write_json(
     source: &LodSource,
     poses: &[Vec<glam::Vec3>],

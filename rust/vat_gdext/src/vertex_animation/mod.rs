@@ -2,6 +2,8 @@
 
 pub(crate) mod bake_job;
 mod decode;
+#[cfg(feature = "dev")]
+mod dev;
 mod lod;
 mod source;
 mod state;
@@ -39,6 +41,13 @@ const ROOT_MOTION_IN_PLACE: i32 = 1;
 #[derive(GodotClass)]
 #[class(tool, init, base = Resource)]
 pub struct VertexAnimation {
+    // First and in no group: the first thing the inspector shows, never folded into a group.
+    /// Bakes `source_scene` now and saves this resource if it has a file. With the vat_crowd
+    /// plugin enabled the inspector shows its own Bake panel at the top instead (the bake in steps,
+    /// with progress, Cancel and undo); this button, for projects without the plugin, bakes in one
+    /// go.
+    #[export_tool_button(fn = Self::bake_from_inspector, name = "Bake", icon = "Bake")]
+    bake_button: PhantomVar<Callable>,
     /// The character scene to bake from. A bake keeps its file's path, uid and md5, never a
     /// dependency on it: a baked resource loads and plays where the source was moved or deleted
     /// (the inspector then warns). A scene without a file of its own is saved inside the resource.
@@ -115,13 +124,6 @@ pub struct VertexAnimation {
     /// Voxel size of LOD2's remesh, in the character's units; 0: chosen from the character's size.
     #[export(range = (0.0, 1.0, 0.001, or_greater))]
     pub(crate) lod_voxel_size: f32,
-    /// Bakes `source_scene` now and saves this resource if it has a file. With the vat_crowd
-    /// plugin enabled the inspector shows its own Bake panel here instead (the bake in steps, with
-    /// progress, Cancel and undo); this button, for projects without the plugin, bakes in one go.
-    #[export_tool_button(fn = Self::bake_from_inspector, name = "Bake", icon = "Bake")]
-    #[export_group(name = "Bake")]
-    bake_button: PhantomVar<Callable>,
-
     /// Baked: the combined render mesh (all baked MeshInstance3Ds, surfaces and materials kept;
     /// each vertex's VAT column in the custom channel `column_channel`).
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
@@ -200,6 +202,7 @@ pub struct VertexAnimation {
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     pub(crate) lod_meshes: Array<Gd<ArrayMesh>>,
     /// Where the next bake writes its LOD input (`dump_lod_input`), then cleared.
+    #[cfg(feature = "dev")]
     lod_dump: Option<(String, String)>,
 
     /// The source scene set in this session, or loaded from `source_uid` / `source_path` when

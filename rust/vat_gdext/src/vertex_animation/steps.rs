@@ -234,6 +234,7 @@ impl VertexAnimation {
         let t_skinned = Instant::now();
         let vat = output::encode_into_godot(encoder);
         let t_encoded = Instant::now();
+        #[cfg(feature = "dev")]
         self.write_lod_dump(character, &vat, clips)?;
 
         let textures: Vec<_> = self.texture_variations.iter_shared().collect();
