@@ -155,34 +155,11 @@ pub fn self_check(session: &Session, root: &Path) -> bool {
         let _ = fs::remove_dir_all(&project);
         make_project(&project, &source)?;
         fs::copy(&out, project.join("baked.res"))?;
-        fs::copy(
-            root.join("tests/lib/verify_bake.gd"),
-            project.join("verify_bake.gd"),
-        )?;
         session.import(&project)?;
         let name = source.file_name().expect("a file").to_string_lossy();
-        let args: Vec<String> = [
-            "--headless",
-            "--path",
-            &project.display().to_string(),
-            "--script",
-            "res://verify_bake.gd",
-            "--",
-            "--baked",
-            "res://baked.res",
-            "--source",
-            &format!("res://{name}"),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let run = session.run(&args, Duration::from_secs(300))?;
-        for l in &run.lines {
-            if l.starts_with("verify_bake") {
-                println!("  {l}");
-            }
-        }
-        let mut found = problems(&run, false);
+        let source_arg = format!("res://{name}");
+        let args = ["--baked", "res://baked.res", "--source", &source_arg];
+        let mut found = run_check_script(session, root, &project, "verify_bake", &args, 300)?;
         if found.is_empty() {
             found = check_without_source(session, root, &project, &name)?;
         }
@@ -214,28 +191,35 @@ fn check_without_source(
 ) -> Result<Vec<String>> {
     fs::remove_file(project.join(name))?;
     let _ = fs::remove_file(project.join(format!("{name}.import")));
-    fs::copy(
-        root.join("tests/lib/verify_moved_bake.gd"),
-        project.join("verify_moved_bake.gd"),
-    )?;
-    let args: Vec<String> = [
-        "--headless",
-        "--path",
-        &project.display().to_string(),
-        "--script",
-        "res://verify_moved_bake.gd",
-        "--",
-        "--baked",
-        "res://baked.res",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let run = session.run(&args, Duration::from_secs(120))?;
-    for l in &run.lines {
-        if l.starts_with("verify_moved_bake") {
-            println!("  {l}");
-        }
+    let args = ["--baked", "res://baked.res"];
+    run_check_script(session, root, project, "verify_moved_bake", &args, 120)
+}
+
+/// Copies `tests/lib/SCRIPT.gd` into `project` and runs it there headless with `args` after
+/// `--`, within `limit_s` seconds, echoing the lines it prints about itself. Returns what went
+/// wrong (Godot's exit status and the log's fatal patterns).
+fn run_check_script(
+    session: &Session,
+    root: &Path,
+    project: &Path,
+    script: &str,
+    args: &[&str],
+    limit_s: u64,
+) -> Result<Vec<String>> {
+    let file = format!("{script}.gd");
+    fs::copy(root.join("tests/lib").join(&file), project.join(&file))?;
+    let mut all = vec![
+        "--headless".to_string(),
+        "--path".into(),
+        project.display().to_string(),
+        "--script".into(),
+        format!("res://{file}"),
+        "--".into(),
+    ];
+    all.extend(args.iter().map(|a| a.to_string()));
+    let run = session.run(&all, Duration::from_secs(limit_s))?;
+    for l in run.lines.iter().filter(|l| l.starts_with(script)) {
+        println!("  {l}");
     }
     Ok(problems(&run, false))
 }
