@@ -1,10 +1,8 @@
 # Crowd nodes driven from WorkerThreadPool tasks, as a user might: every crowd call that reaches
 # the node off the main thread is refused with one error and changes nothing; nothing panics or
-# aborts. The calls here are the ones gdext 0.5.5 hands to the node off the main thread: typed
-# calls with every argument given, of scalar and struct arguments. Packed-array arguments,
-# property assignments, and calls that leave defaults out or go through an untyped receiver are
-# converted by gdext's own glue first, and that glue panics off the main thread (caught by gdext;
-# the call fails with a script error) before the node can refuse: see docs/api.md, Threads.
+# aborts. That covers every shape of call: typed calls with every argument given, calls that
+# leave defaults out, packed-array arguments and property assignments (the library is built with
+# gdext's thread-safe instance storage, so gdext's glue hands them all to the node).
 extends VatTest
 
 const Errors := preload("res://unit/test_crowd_errors_lib.gd")
@@ -50,7 +48,8 @@ func test_actor_crowd_calls_from_a_worker_are_refused() -> void:
 	a.time = 2.0
 	var out := {}
 	var lines := _on_worker(_drive_actors.bind(a, out))
-	_check_refusals(lines, 6, "actor crowd")
+	_check_refusals(lines, 9, "actor crowd")
+	check_eq(a.time, 2.0, "a property assignment off the main thread changes nothing")
 	check_eq(out.get("actor"), -1, "add_actor off the main thread returns -1")
 	check_eq(a.get_actor_count(), 1, "the main thread's actor is kept")
 	check_eq(a.get_model_instance_count(0), 1, "and its model")
@@ -72,7 +71,8 @@ func test_retained_crowd_calls_from_a_worker_are_refused() -> void:
 	var id0 := m.add_instance(Transform3D.IDENTITY, 0, Color.WHITE, 0)
 	var out := {}
 	var lines := _on_worker(_drive_retained.bind(m, id0, out))
-	_check_refusals(lines, 5, "retained crowd")
+	_check_refusals(lines, 6, "retained crowd")
+	check_eq(m.time, 0.0, "a property assignment off the main thread changes nothing")
 	check_eq(out.get("id"), -1, "add_instance off the main thread returns -1")
 	check_eq(m.get_instance_count(), 1, "no instance added or removed off the main thread")
 	check(m.get_instance_transform(id0).is_equal_approx(Transform3D.IDENTITY), "instance not moved")
@@ -86,6 +86,10 @@ func _drive_actors(a: AnimatedActorMeshInstance, out: Dictionary) -> void:
 	a.add_model(0, 0, Color.WHITE)
 	a.set_actor_blend(0, 0, 0.0, 0.1)
 	out["count"] = a.get_actor_count()
+	a.time = 3.0
+	a.set_actors(PackedVector3Array([Vector3.ONE]), PackedFloat32Array([0.0]), PackedInt32Array(),
+		PackedFloat32Array())
+	a.add_actor(Transform3D.IDENTITY)
 	a.submit()
 
 
@@ -94,6 +98,7 @@ func _drive_retained(m: AnimatedMeshInstance, id0: int, out: Dictionary) -> void
 	m.play_animation(id0, 1, 0.0, 1.0)
 	m.set_instance_transform(id0, Transform3D(Basis.IDENTITY, Vector3.ONE))
 	m.remove_instance(id0)
+	m.time = 5.0
 	m.submit()
 
 

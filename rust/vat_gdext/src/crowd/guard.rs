@@ -1,11 +1,11 @@
 //! The crowd nodes' rule for threads: every call runs on the main thread, and a call from any
 //! other thread is refused with one error before it touches the node.
 //!
-//! Why not more: a crowd call writes the node's Rust state (which gdext guards for one thread
-//! only, unless its `experimental-threads` feature is on, which its authors call unsound for now)
-//! and Godot objects (packed arrays, textures, materials, child nodes) through gdext calls that
-//! panic off the main thread. The refusal uses only what is safe on any thread: gdext's own
-//! thread check and Godot's error print, which is thread-safe.
+//! Why not more: a crowd call writes Godot objects (packed arrays, textures, materials, child
+//! nodes) that only the main thread may touch. The library is built with gdext's thread-safe
+//! instance storage (`experimental-threads`, for the editor's threads that read resources), so
+//! gdext's glue hands every call to the node, whatever its arguments; the refusal then uses only
+//! what is safe on any thread: gdext's own thread check and Godot's error print.
 
 use godot::prelude::*;
 
