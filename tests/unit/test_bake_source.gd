@@ -80,3 +80,41 @@ func test_a_scene_without_a_file_is_kept_inside() -> void:
 	check_eq(back.get_bake_warnings(), PackedStringArray(), "no warning")
 	check_eq(back.bake(), OK, "it bakes again from the kept scene")
 	_clean()
+
+
+func test_texture_variations_are_kept_by_file_too() -> void:
+	DirAccess.make_dir_recursive_absolute(ProjectSettings.globalize_path(DIR))
+	var img := Image.create(8, 8, false, Image.FORMAT_RGBA8)
+	img.fill(Color(0.2, 0.4, 0.9))
+	var tex_path := DIR.path_join("team_blue.tres")
+	check_eq(ResourceSaver.save(ImageTexture.create_from_image(img), tex_path), OK, "save a variation texture")
+	var in_memory := ImageTexture.create_from_image(img)
+	var res_path := DIR.path_join("with_variations.res")
+	if true:
+		var va := VertexAnimation.new()
+		va.source_scene = load("res://generated/soldier.tscn")
+		va.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
+		va.lod_enabled = false
+		va.texture_variations = [load(tex_path), in_memory] as Array[Texture2D]
+		check_eq(va.bake(), OK, "bake with two variations")
+		check_eq(va.save_to(res_path), OK, "save")
+	var deps := ResourceLoader.get_dependencies(res_path)
+	check(not Array(deps).any(func(d): return "team_blue" in d), "a variation's file is no dependency: %s" % [deps])
+	var back: VertexAnimation = ResourceLoader.load(res_path, "", ResourceLoader.CACHE_MODE_IGNORE)
+	check_eq(back.texture_variations.size(), 2, "both variations come back")
+	check(back.texture_variations[0] != null and back.texture_variations[0].resource_path == tex_path,
+		"the one with a file is found by its path")
+	check(back.texture_variations[1] != null and back.texture_variations[1].get_width() == 8,
+		"the one without a file was kept inside")
+	back = null
+	# Gone: the file deleted, nothing left in the resource cache that would stand for it.
+	check_eq(DirAccess.remove_absolute(ProjectSettings.globalize_path(tex_path)), OK, "delete the variation's file")
+	back = ResourceLoader.load(res_path, "", ResourceLoader.CACHE_MODE_IGNORE)
+	check(back != null and back.is_baked(), "the bake loads without the variation's file")
+	check_eq(back.variations.get_layers(), 2, "and keeps its baked variations")
+	check(back.texture_variations[0] == null, "the missing variation reads null")
+	var w := back.get_bake_warnings()
+	check(w.size() == 1 and w[0].begins_with("Texture variations are missing") and "team_blue" in w[0],
+		"the inspector says which variation is missing: %s" % [w])
+	check_eq(back.bake(), FAILED, "baking again without it fails with an error")
+	_clean()

@@ -70,7 +70,7 @@ func test_crowd_clock_runs_outside_the_editor() -> void:
 
 
 func test_internal_fields_are_saved_but_hidden() -> void:
-	var hidden := ["clip_table", "clip_bounds_table", "baked_precision", "clip_root_velocities", "source_path", "source_uid", "source_embedded"]
+	var hidden := ["clip_table", "clip_bounds_table", "baked_precision", "clip_root_velocities", "source_path", "source_uid", "source_embedded", "variation_files", "variations_embedded", "variation_layers"]
 	var seen := {}
 	for p in soldier_body().get_property_list():
 		if p.name in hidden:

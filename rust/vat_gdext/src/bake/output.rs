@@ -202,13 +202,17 @@ pub fn check_variation_count(count: usize, owner: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A variation Texture2DArray and the images of its layers.
+pub type Variations = (Gd<Texture2DArray>, Array<Gd<Image>>);
+
 /// Builds the variation Texture2DArray. Every texture is converted to the first one's size and
 /// to RGBA8 (with a warning when a texture had to be resized), then mipmapped, so any mix of
-/// imported textures works. Returns `Ok(None)` when there are no variations.
+/// imported textures works. Returns the array and its layers' images (what a saved resource
+/// keeps: see `variations_from_layers`), or `Ok(None)` when there are no variations.
 pub fn variations(
     textures: &[Option<Gd<Texture2D>>],
     owner: &str,
-) -> Result<Option<Gd<Texture2DArray>>, String> {
+) -> Result<Option<Variations>, String> {
     if textures.is_empty() {
         return Ok(None);
     }
@@ -246,12 +250,18 @@ pub fn variations(
         image.generate_mipmaps();
         images.push(&image);
     }
+    let array = variations_from_layers(&images).map_err(|err| {
+        format!("could not build the variation Texture2DArray of '{owner}': {err}")
+    })?;
+    Ok(Some((array, images)))
+}
+
+/// The variation Texture2DArray of `layers` (same size and format, mipmapped).
+pub fn variations_from_layers(layers: &Array<Gd<Image>>) -> Result<Gd<Texture2DArray>, String> {
     let mut array = Texture2DArray::new_gd();
-    let err = array.create_from_images(&images);
+    let err = array.create_from_images(layers);
     if err != godot::global::Error::OK {
-        return Err(format!(
-            "could not build the variation Texture2DArray of '{owner}': {err:?}"
-        ));
+        return Err(format!("{err:?}"));
     }
-    Ok(Some(array))
+    Ok(array)
 }

@@ -8,6 +8,24 @@ use super::VertexAnimation;
 use crate::bake::output;
 use crate::convert;
 
+#[godot_api(secondary)]
+impl VertexAnimation {
+    /// Positions of every VAT column (`vertex_count` of them; a mesh vertex reads the column in
+    /// its `column_channel`) at `frame` of `clip`, in the character root's space, decoded from the
+    /// textures exactly as the shader reads them.
+    #[func]
+    pub fn decode_frame(&mut self, clip: i32, frame: i32) -> PackedVector3Array {
+        self.decode(clip, frame, false)
+    }
+
+    /// Normals of every VAT column at `frame` of `clip`, decoded like the shader does (empty if
+    /// normals were not baked).
+    #[func]
+    pub fn decode_frame_normals(&mut self, clip: i32, frame: i32) -> PackedVector3Array {
+        self.decode(clip, frame, true)
+    }
+}
+
 impl VertexAnimation {
     pub(super) fn decode(&mut self, clip: i32, frame: i32, normals: bool) -> PackedVector3Array {
         let Some(c) = self.clip_checked(clip) else {

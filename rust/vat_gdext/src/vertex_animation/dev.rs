@@ -41,7 +41,7 @@ impl VertexAnimation {
             return Ok(());
         };
         let mut source = lod_source::lod_source(character, vat);
-        let variations: Vec<_> = self.texture_variations.iter_shared().collect();
+        let variations: Vec<_> = self.variations().iter_shared().collect();
         source.textures = lod_source::surface_images(character, &variations);
         let poses = lod_source::poses(vat, &lod_source::pose_frames(clips));
         let global = |p: &str| {

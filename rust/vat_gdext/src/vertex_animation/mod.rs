@@ -5,6 +5,7 @@ mod clips;
 mod decode;
 #[cfg(feature = "dev")]
 mod dev;
+mod entry;
 mod lod;
 mod source;
 mod state;
@@ -12,15 +13,13 @@ pub(crate) mod steps;
 mod warnings;
 
 use godot::classes::{
-    ArrayMesh, IResource, ImageTexture, PackedScene, Resource, Texture2D, Texture2DArray,
+    ArrayMesh, IResource, Image, ImageTexture, PackedScene, Resource, Texture2D, Texture2DArray,
 };
 use godot::global::Error;
 use godot::prelude::*;
 use vat_core::bake::EncodedVat;
 
 use crate::bake::output;
-use crate::save::save_atomic;
-use bake_job::{BakeRun, VertexAnimationBakeJob};
 
 mod clip_specs;
 mod stored;
@@ -81,9 +80,11 @@ pub struct VertexAnimation {
     #[init(val = true)]
     bake_normals: bool,
     /// Textures selectable per instance (e.g. team colours). Packed into one Texture2DArray with
-    /// mipmaps; each is converted to the first one's size and to RGBA8.
+    /// mipmaps; each is converted to the first one's size and to RGBA8. Like `source_scene`, kept
+    /// by file (path and uid), never as a load dependency: the baked array plays without them.
     #[export]
-    texture_variations: Array<Option<Gd<Texture2D>>>,
+    #[var(get = get_texture_variations, set = set_texture_variations)]
+    texture_variations: PhantomVar<Array<Option<Gd<Texture2D>>>>,
     /// Root motion of walk and run clips: Keep bakes the root bone's travel as the source has it;
     /// In Place takes its horizontal drift over each clip out (its sway and vertical bob stay), so
     /// game code moves the actors, for example at `get_clip_root_velocity(clip)`.
@@ -138,9 +139,14 @@ pub struct VertexAnimation {
     /// Baked: the clip table for the shader, one RGBAF texel per clip.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     clip_texture: Option<Gd<ImageTexture>>,
-    /// Baked: `texture_variations` as one Texture2DArray.
-    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    /// Baked: `texture_variations` as one Texture2DArray. Saved as `variation_layers`.
+    #[var(pub, usage_flags = [EDITOR, READ_ONLY])]
     variations: Option<Gd<Texture2DArray>>,
+    /// Saved: the layers of `variations`, from which it is built again on load. A
+    /// Texture2DArray saved by itself loses its layers where the renderer keeps no copy of them
+    /// (`--headless`, as `bake.gd` and `cargo xtask bake` run), so the resource keeps them.
+    #[var(get = _get_variation_layers, set = _set_variation_layers, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
+    variation_layers: Array<Gd<Image>>,
     /// Baked: VAT columns: one per vertex position some level of detail draws (with LODs, welded
     /// vertices share one and LOD2 adds bound ones; without, one per source vertex).
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
@@ -190,6 +196,14 @@ pub struct VertexAnimation {
     /// resource.
     #[var(get = _get_source_embedded, set = _set_source_embedded, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
     source_embedded: Option<Gd<PackedScene>>,
+    /// Saved: per entry of `texture_variations`, its file as `uid|path` (empty for an empty
+    /// entry or one without a file of its own).
+    #[var(get = _get_variation_files, set = _set_variation_files, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
+    variation_files: PackedStringArray,
+    /// Saved: per entry of `texture_variations`, the texture when it has no file of its own
+    /// (else null).
+    #[var(get = _get_variations_embedded, set = _set_variations_embedded, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
+    variations_embedded: Array<Option<Gd<Texture2D>>>,
     /// Baked: what the bake was made from, `path` and md5 of `source_scene`'s file (empty for a
     /// scene without a file), so the inspector can tell when the source changed since.
     #[var(get = _get_source_stamp, set = _set_source_stamp, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
@@ -208,6 +222,9 @@ pub struct VertexAnimation {
     /// The source scene set in this session, or loaded from `source_uid` / `source_path` when
     /// first asked for (never when the resource loads: a game that only plays needs no source).
     source: std::cell::RefCell<Option<Gd<PackedScene>>>,
+    /// `texture_variations` as set in this session, or as found from `variation_files` when
+    /// first asked for.
+    variation_inputs: std::cell::RefCell<Option<Array<Option<Gd<Texture2D>>>>>,
     /// The encoded VAT (sharing the textures' bytes), with the texture ids it was built from.
     cache: Option<(EncodedVat<output::GodotBytes>, [Option<InstanceId>; 2])>,
     stats: VarDictionary,
@@ -218,10 +235,13 @@ pub struct VertexAnimation {
 
 #[godot_api]
 impl IResource for VertexAnimation {
-    /// `source_scene` is shown, never saved: `source_path`, `source_uid` and `source_embedded`
-    /// stand for it in the file.
+    /// `source_scene` and `texture_variations` are shown, never saved: `source_path`,
+    /// `source_uid`, `source_embedded`, `variation_files` and `variations_embedded` stand for
+    /// them in the file.
     fn on_validate_property(&self, property: &mut godot::register::info::PropertyInfo) {
-        if property.property_name == "source_scene" {
+        if property.property_name == "source_scene"
+            || property.property_name == "texture_variations"
+        {
             use godot::obj::EngineBitfield;
             use godot::register::info::PropertyUsageFlags;
             let usage = property.usage.ord() & !PropertyUsageFlags::STORAGE.ord();
@@ -236,19 +256,6 @@ impl VertexAnimation {
     /// `done` clips of `total`.
     #[signal]
     fn bake_progress(done: i32, total: i32);
-
-    /// Starts a bake of `source_scene` that runs in steps: call the job's `step()` once per frame
-    /// until it returns false, or `cancel()` it. This resource changes only in the job's last
-    /// step, all at once (a failed or cancelled job changes nothing); it is not saved. The
-    /// inspector's Bake panel runs this.
-    #[func]
-    pub fn start_bake(&self) -> Gd<VertexAnimationBakeJob> {
-        let mut run = BakeRun::default();
-        run.add(self.to_gd(), steps::BakeSource::Scene, None, String::new());
-        let mut resources = Array::new();
-        resources.push(&self.to_gd());
-        VertexAnimationBakeJob::create(run, resources, "bake failed: ".into(), None)
-    }
 
     /// Sets the character scene to bake from (and refreshes the inspector, whose clip picker
     /// lists the new scene's clips). Its file is remembered by path and uid, not as a
@@ -265,6 +272,83 @@ impl VertexAnimation {
     #[func]
     pub fn get_source_scene(&self) -> Option<Gd<PackedScene>> {
         self.source()
+    }
+
+    /// The texture variations: as set, else found by their files (uid, else path; loaded on
+    /// first use). An entry whose file was moved out of the project or deleted reads null, and
+    /// `get_bake_warnings()` says so.
+    #[func]
+    pub fn get_texture_variations(&self) -> Array<Option<Gd<Texture2D>>> {
+        self.variations()
+    }
+
+    /// Sets the texture variations; each is remembered by its file (path and uid), or kept inside
+    /// the resource when it has none.
+    #[func]
+    pub fn set_texture_variations(&mut self, textures: Array<Option<Gd<Texture2D>>>) {
+        self.remember_variations(textures);
+    }
+
+    /// Internal: the saved `variation_layers` (no API; see the field). A resource loaded from an
+    /// older file has only `variations`: its layers are read back from the renderer.
+    #[func]
+    fn _get_variation_layers(&self) -> Array<Gd<Image>> {
+        if !self.variation_layers.is_empty() {
+            return self.variation_layers.clone();
+        }
+        let Some(array) = &self.variations else {
+            return Array::new();
+        };
+        (0..array.get_layers())
+            .filter_map(|i| array.get_layer_data(i))
+            .collect()
+    }
+
+    /// Internal: restores the saved `variation_layers` and builds `variations` from them (no
+    /// API; see the field).
+    #[func]
+    fn _set_variation_layers(&mut self, layers: Array<Gd<Image>>) {
+        self.variations = if layers.is_empty() {
+            None
+        } else {
+            match output::variations_from_layers(&layers) {
+                Ok(array) => Some(array),
+                Err(e) => {
+                    godot_error!(
+                        "vat_crowd: '{}': the saved variation layers do not make a Texture2DArray ({e}); it has no variations",
+                        self.name_for_messages()
+                    );
+                    None
+                }
+            }
+        };
+        self.variation_layers = layers;
+    }
+
+    /// Internal: the saved `variation_files` (no API; see the field).
+    #[func]
+    fn _get_variation_files(&self) -> PackedStringArray {
+        self.variation_files.clone()
+    }
+
+    /// Internal: restores the saved `variation_files` (no API; see the field).
+    #[func]
+    fn _set_variation_files(&mut self, value: PackedStringArray) {
+        self.variation_files = value;
+        self.variation_inputs.replace(None);
+    }
+
+    /// Internal: the saved `variations_embedded` (no API; see the field).
+    #[func]
+    fn _get_variations_embedded(&self) -> Array<Option<Gd<Texture2D>>> {
+        self.variations_embedded.clone()
+    }
+
+    /// Internal: restores the saved `variations_embedded` (no API; see the field).
+    #[func]
+    fn _set_variations_embedded(&mut self, value: Array<Option<Gd<Texture2D>>>) {
+        self.variations_embedded = value;
+        self.variation_inputs.replace(None);
     }
 
     /// Internal: the saved `source_path` (no API; see the field).
@@ -304,41 +388,6 @@ impl VertexAnimation {
     fn _set_source_embedded(&mut self, value: Option<Gd<PackedScene>>) {
         self.source_embedded = value;
         self.source.replace(None);
-    }
-
-    /// Bakes `source_scene` into this resource. Needs a running SceneTree (editor, game, or
-    /// `bake.gd`). On failure prints one error saying what and where, and keeps the previous bake.
-    #[func]
-    pub fn bake(&mut self) -> Error {
-        if !godot::init::is_main_thread() {
-            godot_error!(
-                "vat_crowd: VertexAnimation.bake() was called off the main thread and did nothing: a bake poses the character in the running scene tree, which only the main thread may touch; call it on the main thread (e.g. with call_deferred)"
-            );
-            return Error::ERR_UNAVAILABLE;
-        }
-        match self.bake_impl() {
-            Ok(summary) => {
-                godot_print!("vat_crowd: {summary}");
-                Error::OK
-            }
-            Err(message) => {
-                godot_error!("vat_crowd: bake failed: {message}");
-                Error::FAILED
-            }
-        }
-    }
-
-    /// The last bake's summary and timings: vertices (VAT columns), frames, clips, texture sizes,
-    /// bytes, sample_ms (Godot posing), skin_ms (vat_core skinning), encode_ms, build_ms (the LOD
-    /// chain included), total_ms; and the LOD chain's figures: `lods` (per kept level: level,
-    /// built_level, vertices, triangles, vat_columns, holes_pct, loss_pct, worst_view, worst_pose,
-    /// silhouette: an Image of the source's and the level's masks side by side),
-    /// source_vertices, vat_bytes_before, vat_bytes_after, lod_ms, lod_notes (why a level or the
-    /// chain was left out, or why LOD2 has more triangles than asked) and lod_column_sources (6
-    /// floats per column: three source vertices, their weights).
-    #[func]
-    pub fn get_bake_stats(&self) -> VarDictionary {
-        self.stats.clone()
     }
 
     /// Internal: the saved `source_stamp` (no API; see the field).
@@ -405,46 +454,6 @@ impl VertexAnimation {
     #[func]
     pub fn is_baked(&self) -> bool {
         !self.looks_unbaked() && self.stored_problem().is_none()
-    }
-
-    /// Positions of every VAT column (`vertex_count` of them; a mesh vertex reads the column in
-    /// its `column_channel`) at `frame` of `clip`, in the character root's space, decoded from the
-    /// textures exactly as the shader reads them.
-    #[func]
-    pub fn decode_frame(&mut self, clip: i32, frame: i32) -> PackedVector3Array {
-        self.decode(clip, frame, false)
-    }
-
-    /// Normals of every VAT column at `frame` of `clip`, decoded like the shader does (empty if
-    /// normals were not baked).
-    #[func]
-    pub fn decode_frame_normals(&mut self, clip: i32, frame: i32) -> PackedVector3Array {
-        self.decode(clip, frame, true)
-    }
-
-    /// Saves this resource to `path` atomically: it is written to a temporary file beside it and
-    /// renamed over the old one, so a failed save leaves the old file untouched.
-    #[func]
-    pub fn save_to(&mut self, path: GString) -> Error {
-        if !godot::init::is_main_thread() {
-            godot_error!(
-                "vat_crowd: VertexAnimation.save_to() was called off the main thread and did nothing; save on the main thread"
-            );
-            return Error::ERR_UNAVAILABLE;
-        }
-        // The saver reads this resource's properties back through Godot: hold the base guard so
-        // those re-entrant calls are allowed while `self` is borrowed.
-        let mut base = self.base_mut();
-        match save_atomic(&base, &path.to_string()) {
-            Ok(()) => {
-                base.take_over_path(&path);
-                Error::OK
-            }
-            Err((err, message)) => {
-                godot_error!("vat_crowd: {message}");
-                err
-            }
-        }
     }
 }
 

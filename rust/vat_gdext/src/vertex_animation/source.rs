@@ -1,36 +1,66 @@
-//! Where a `VertexAnimation`'s source scene lives: remembered by its file's path and uid (or
-//! kept inside the resource when it has no file), never as a load dependency, so a baked
-//! resource copied into another project, or whose source was moved or deleted, still loads and
-//! plays.
+//! Where a `VertexAnimation`'s inputs live: its source scene and its texture variations are
+//! remembered by their files' paths and uids (or kept inside the resource when they have no
+//! file of their own), never as load dependencies, so a baked resource copied into another
+//! project, or whose inputs were moved or deleted, still loads and plays.
 
-use godot::classes::{FileAccess, PackedScene, ResourceLoader, ResourceUid};
+use godot::classes::{FileAccess, PackedScene, Resource, ResourceLoader, ResourceUid, Texture2D};
 use godot::prelude::*;
 
 use super::VertexAnimation;
 
 /// The file of a resource, if it has one of its own (not built in memory, not a sub-resource
 /// of another file).
-fn own_file(scene: &Gd<PackedScene>) -> Option<GString> {
-    let path = scene.get_path();
+fn own_file(resource: &Gd<Resource>) -> Option<GString> {
+    let path = resource.get_path();
     (!path.is_empty() && !path.to_string().contains("::")).then_some(path)
+}
+
+/// The `uid://` text of the file at `path`, or empty when it has none.
+fn uid_of(path: &GString) -> GString {
+    let id = ResourceLoader::singleton().get_resource_uid(path);
+    if id == i64::from(ResourceUid::INVALID_ID) {
+        GString::new()
+    } else {
+        ResourceUid::singleton().id_to_text(id)
+    }
+}
+
+/// The file a remembered `uid` and `path` name now: by uid (which follows a move inside the
+/// project), else by path; `None` when neither exists.
+fn find_file(uid: &str, path: &str) -> Option<GString> {
+    let mut loader = ResourceLoader::singleton();
+    if !uid.is_empty() {
+        let uids = ResourceUid::singleton();
+        let id = uids.text_to_id(uid);
+        if id != i64::from(ResourceUid::INVALID_ID) && uids.has_id(id) {
+            let found = uids.get_id_path(id);
+            if loader.exists(&found) {
+                return Some(found);
+            }
+        }
+    }
+    (!path.is_empty() && loader.exists(path)).then(|| GString::from(path))
+}
+
+/// Loads the `T` at `file`.
+fn load<T: Inherits<Resource>>(file: &GString) -> Option<Gd<T>> {
+    ResourceLoader::singleton()
+        .load(file)
+        .and_then(|r| r.try_cast::<T>().ok())
+}
+
+/// A remembered variation file, `uid|path`, split.
+fn split_entry(entry: &str) -> (&str, &str) {
+    entry.split_once('|').unwrap_or(("", entry))
 }
 
 impl VertexAnimation {
     /// Remembers `scene` as the source: in this session as it is; in the file by path and uid,
     /// or inside the resource when it has no file of its own.
     pub(super) fn remember_source(&mut self, scene: Option<Gd<PackedScene>>) {
-        let file = scene.as_ref().and_then(own_file);
-        self.source_path = file.clone().unwrap_or_default();
-        self.source_uid = file
-            .map(|path| {
-                let id = ResourceLoader::singleton().get_resource_uid(&path);
-                if id == i64::from(ResourceUid::INVALID_ID) {
-                    GString::new()
-                } else {
-                    ResourceUid::singleton().id_to_text(id)
-                }
-            })
-            .unwrap_or_default();
+        let file = scene.as_ref().and_then(|s| own_file(&s.clone().upcast()));
+        self.source_uid = file.as_ref().map(uid_of).unwrap_or_default();
+        self.source_path = file.unwrap_or_default();
         self.source_embedded = if self.source_path.is_empty() {
             scene.clone()
         } else {
@@ -46,23 +76,6 @@ impl VertexAnimation {
             || !self.source_path.is_empty()
     }
 
-    /// The source's file as it is found now: by uid (which follows a move inside the project),
-    /// else by path; `None` when it has none or it is gone.
-    pub(super) fn source_file(&self) -> Option<GString> {
-        if !self.source_uid.is_empty() {
-            let uids = ResourceUid::singleton();
-            let id = uids.text_to_id(&self.source_uid);
-            if id != i64::from(ResourceUid::INVALID_ID) && uids.has_id(id) {
-                let path = uids.get_id_path(id);
-                if ResourceLoader::singleton().exists(&path) {
-                    return Some(path);
-                }
-            }
-        }
-        let path = &self.source_path;
-        (!path.is_empty() && ResourceLoader::singleton().exists(path)).then(|| path.clone())
-    }
-
     /// The source scene: the one set, else the one kept inside the resource, else its file
     /// (loaded once, on first use); `None` when none is set or its file is gone.
     pub(crate) fn source(&self) -> Option<Gd<PackedScene>> {
@@ -72,10 +85,8 @@ impl VertexAnimation {
         if let Some(scene) = &self.source_embedded {
             return Some(scene.clone());
         }
-        let file = self.source_file()?;
-        let scene = ResourceLoader::singleton()
-            .load(&file)
-            .and_then(|r| r.try_cast::<PackedScene>().ok())?;
+        let file = find_file(&self.source_uid.to_string(), &self.source_path.to_string())?;
+        let scene = load::<PackedScene>(&file)?;
         self.source.replace(Some(scene.clone()));
         Some(scene)
     }
@@ -95,8 +106,8 @@ impl VertexAnimation {
     /// memory, or embedded in another resource) or it is gone.
     pub(super) fn source_stamp_now(&self) -> GString {
         let file = match self.source.borrow().as_ref() {
-            Some(scene) => own_file(scene),
-            None => self.source_file(),
+            Some(scene) => own_file(&scene.clone().upcast()),
+            None => find_file(&self.source_uid.to_string(), &self.source_path.to_string()),
         };
         let Some(path) = file else {
             return GString::new();
@@ -106,5 +117,63 @@ impl VertexAnimation {
             return GString::new();
         }
         GString::from(format!("{path}|{md5}").as_str())
+    }
+
+    /// Remembers `textures` as the variations: in this session as they are; in the file each by
+    /// its path and uid, or inside the resource when it has no file of its own.
+    pub(super) fn remember_variations(&mut self, textures: Array<Option<Gd<Texture2D>>>) {
+        let mut files = PackedStringArray::new();
+        let mut embedded: Array<Option<Gd<Texture2D>>> = Array::new();
+        for texture in textures.iter_shared() {
+            match texture.as_ref().and_then(|t| own_file(&t.clone().upcast())) {
+                Some(path) => {
+                    files.push(format!("{}|{path}", uid_of(&path)).as_str());
+                    embedded.push(None::<&Gd<Texture2D>>);
+                }
+                None => {
+                    files.push("");
+                    embedded.push(texture.as_ref());
+                }
+            }
+        }
+        self.variation_files = files;
+        self.variations_embedded = embedded;
+        self.variation_inputs.replace(Some(textures));
+    }
+
+    /// The texture variations: as set, else each kept inside the resource or found by its file
+    /// (loaded once, on first use); an entry whose file is gone is null.
+    pub(crate) fn variations(&self) -> Array<Option<Gd<Texture2D>>> {
+        if let Some(textures) = self.variation_inputs.borrow().as_ref() {
+            return textures.clone();
+        }
+        let n = self
+            .variation_files
+            .len()
+            .max(self.variations_embedded.len());
+        let mut out: Array<Option<Gd<Texture2D>>> = Array::new();
+        for i in 0..n {
+            let texture = self.variations_embedded.get(i).flatten().or_else(|| {
+                let entry = self.variation_files.get(i)?.to_string();
+                let (uid, path) = split_entry(&entry);
+                load::<Texture2D>(&find_file(uid, path)?)
+            });
+            out.push(texture.as_ref());
+        }
+        self.variation_inputs.replace(Some(out.clone()));
+        out
+    }
+
+    /// The variations whose files are gone, as `texture_variations[i] 'path'`.
+    pub(super) fn missing_variations(&self) -> Vec<String> {
+        let textures = self.variations();
+        (0..textures.len())
+            .filter(|&i| textures.get(i).flatten().is_none())
+            .filter_map(|i| {
+                let entry = self.variation_files.get(i)?.to_string();
+                let (_, path) = split_entry(&entry);
+                (!path.is_empty()).then(|| format!("texture_variations[{i}] '{path}'"))
+            })
+            .collect()
     }
 }

@@ -1,7 +1,7 @@
 //! A `VertexAnimation`'s baked data as one value (for undo and redo of an editor bake), and what
 //! the inspector asks before a bake: the source's clips and the estimated texture size.
 
-use godot::classes::{ArrayMesh, ImageTexture, Texture2DArray};
+use godot::classes::{ArrayMesh, Image, ImageTexture, Texture2DArray};
 use godot::prelude::*;
 use vat_core::bake::VatLayout;
 
@@ -53,6 +53,7 @@ baked_state! {
     normal_texture: Option<Gd<ImageTexture>>,
     clip_texture: Option<Gd<ImageTexture>>,
     variations: Option<Gd<Texture2DArray>>,
+    variation_layers: Array<Gd<Image>>,
     vertex_count: i32,
     frame_count: i32,
     bounds: Aabb,

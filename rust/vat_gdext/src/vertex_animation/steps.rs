@@ -166,7 +166,15 @@ impl VertexAnimation {
             .collect();
         vat_core::bake::validate(&sources).map_err(|e| format!("{e} (in '{scene_name}')"))?;
         let total_frames = vat_core::clip::total_frames(&plan.clips);
-        output::check_variation_count(self.texture_variations.len(), &self.name_for_messages())?;
+        output::check_variation_count(self.variations().len(), &self.name_for_messages())?;
+        let missing = self.missing_variations();
+        if !missing.is_empty() {
+            return Err(format!(
+                "'{}': {} missing (moved out of the project or deleted)",
+                self.name_for_messages(),
+                missing.join(", ")
+            ));
+        }
         // Refuse an oversized character before spending time sampling it.
         VatLayout::new(plan.character.vertex_count() as u32, total_frames)
             .map_err(|e| format!("{e} (in '{scene_name}')"))?;
@@ -237,9 +245,15 @@ impl VertexAnimation {
         #[cfg(feature = "dev")]
         self.write_lod_dump(character, &vat, clips)?;
 
-        let textures: Vec<_> = self.texture_variations.iter_shared().collect();
+        let textures: Vec<_> = self.variations().iter_shared().collect();
+        let (variations, variation_layers) =
+            match output::variations(&textures, &self.name_for_messages())? {
+                Some((array, layers)) => (Some(array), layers),
+                None => (None, Array::new()),
+            };
         let mut state = BakedState {
-            variations: output::variations(&textures, &self.name_for_messages())?,
+            variations,
+            variation_layers,
             source_stamp: self.source_stamp_now(),
             ..BakedState::default()
         };

@@ -25,6 +25,10 @@ impl VertexAnimation {
         } else if let Err(e) = self.plan(BakeSource::Scene) {
             out.push(format!("The source cannot be baked as set: {e}").as_str());
         }
+        let missing = self.missing_variations();
+        if !missing.is_empty() {
+            out.push(format!("Texture variations are missing: {} (moved out of the project or deleted). The baked variations play as they are; set texture_variations to bake again.", missing.join(", ")).as_str());
+        }
         if !self.is_baked() {
             out.push("Not baked yet: press Bake; crowd nodes draw nothing from it until then.");
         } else if self.source_changed() {
