@@ -225,6 +225,8 @@ pub struct VertexAnimation {
     /// `texture_variations` as set in this session, or as found from `variation_files` when
     /// first asked for.
     variation_inputs: std::cell::RefCell<Option<Array<Option<Gd<Texture2D>>>>>,
+    /// The layers of `variations` read back from the renderer for a save, with the array's id.
+    layer_readback: std::cell::RefCell<Option<(InstanceId, Array<Gd<Image>>)>>,
     /// The encoded VAT (sharing the textures' bytes), with the texture ids it was built from.
     cache: Option<(EncodedVat<output::GodotBytes>, [Option<InstanceId>; 2])>,
     stats: VarDictionary,
@@ -299,9 +301,19 @@ impl VertexAnimation {
         let Some(array) = &self.variations else {
             return Array::new();
         };
-        (0..array.get_layers())
-            .filter_map(|i| array.get_layer_data(i))
-            .collect()
+        // A saver asks twice (once to list the sub-resources, once to write them) and must get
+        // the same Image objects both times: read back once per array.
+        let mut cache = self.layer_readback.borrow_mut();
+        if cache
+            .as_ref()
+            .is_none_or(|(id, _)| *id != array.instance_id())
+        {
+            let layers = (0..array.get_layers())
+                .filter_map(|i| array.get_layer_data(i))
+                .collect();
+            *cache = Some((array.instance_id(), layers));
+        }
+        cache.as_ref().map(|(_, l)| l.clone()).unwrap_or_default()
     }
 
     /// Internal: restores the saved `variation_layers` and builds `variations` from them (no
@@ -322,7 +334,10 @@ impl VertexAnimation {
                 }
             }
         };
-        self.variation_layers = layers;
+        // The renderer keeps the layers (and gives them back when the resource is saved again)
+        // except under --headless: only there does the resource keep the images in memory too.
+        let headless = godot::classes::DisplayServer::singleton().get_name() == "headless";
+        self.variation_layers = if headless { layers } else { Array::new() };
     }
 
     /// Internal: the saved `variation_files` (no API; see the field).
