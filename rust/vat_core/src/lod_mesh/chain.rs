@@ -156,37 +156,47 @@ fn best_lod2_with(
     )> = None;
     let mut first_error = None;
     let mut first_pose = 0;
-    'targets: for target in lod2_targets(settings, lod1_triangles) {
-        for &voxel in &voxels {
-            for by_part in [false, true] {
-                let built = super::lod2::build_lod2_with(source, target, voxel, poses, by_part);
-                let (level, columns) = match built {
-                    Ok(built) => built,
-                    Err(e) => {
-                        first_error.get_or_insert(e);
-                        continue;
-                    }
-                };
-                let chain = LodChain {
-                    levels: vec![level],
+    let targets = lod2_targets(settings, lod1_triangles);
+    let as_counts: Vec<usize> = targets.iter().map(|&t| t as usize).collect();
+    let mut search = super::lod2::Lod2Search::new(source, poses, &as_counts)?;
+    let variants: Vec<(f32, bool)> = voxels
+        .iter()
+        .flat_map(|&voxel| [(voxel, false), (voxel, true)])
+        .collect();
+    // The first variant alone (it often passes, and is the cheapest), then the others built
+    // together (in parallel); all checked in order.
+    let (first, others) = variants.split_at(1);
+    'targets: for target in targets {
+        for built in [first, others]
+            .into_iter()
+            .flat_map(|some| search.candidates(target, some))
+        {
+            let (level, columns) = match built {
+                Ok(built) => built,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                    continue;
+                }
+            };
+            let chain = LodChain {
+                levels: vec![level],
+                columns,
+            };
+            let (report, complete) = masks.check_until_failed(&chain, 0, first_pose);
+            first_pose = report.worst_pose;
+            let passed = complete && pass(&chain.levels[0], &report);
+            let better = best
+                .as_ref()
+                .is_none_or(|(r, ..)| report.score() < r.score());
+            if passed || better {
+                let LodChain {
+                    mut levels,
                     columns,
-                };
-                let (report, complete) = masks.check_until_failed(&chain, 0, first_pose);
-                first_pose = report.worst_pose;
-                let passed = complete && pass(&chain.levels[0], &report);
-                let better = best
-                    .as_ref()
-                    .is_none_or(|(r, ..)| report.score() < r.score());
-                if passed || better {
-                    let LodChain {
-                        mut levels,
-                        columns,
-                    } = chain;
-                    best = Some((report, complete, levels.remove(0), columns));
-                }
-                if passed {
-                    break 'targets;
-                }
+                } = chain;
+                best = Some((report, complete, levels.remove(0), columns));
+            }
+            if passed {
+                break 'targets;
             }
         }
     }

@@ -137,6 +137,22 @@ pub(crate) fn collapse_to_mapped(
     poses: &[Vec<Vec3>],
     target: usize,
 ) -> (Mesh, Vec<u32>) {
+    collapse_to_targets(mesh, centres, weight, poses, &[target])
+        .pop()
+        .expect("one target, one mesh")
+}
+
+/// [`collapse_to_mapped`] for each of `targets` from one run: the collapses go cheapest first
+/// whatever the target, so the run to the smallest target passes through each larger one's
+/// result on its way; each is kept when the run first gets there (or where it ends, when no
+/// allowed collapse is left). One result per target, in the order given.
+pub(crate) fn collapse_to_targets(
+    mesh: &Mesh,
+    centres: &[Vec3],
+    weight: f32,
+    poses: &[Vec<Vec3>],
+    targets: &[usize],
+) -> Vec<(Mesh, Vec<u32>)> {
     let n = mesh.positions.len();
     let triangles: Vec<[u32; 3]> = mesh
         .indices
@@ -169,8 +185,18 @@ pub(crate) fn collapse_to_mapped(
             }
         }
     }
+    // The targets largest first, each with its place in the answer.
+    let mut order: Vec<usize> = (0..targets.len()).collect();
+    order.sort_by_key(|&k| std::cmp::Reverse(targets[k]));
+    let mut out: Vec<Option<(Mesh, Vec<u32>)>> = vec![None; targets.len()];
+    let mut next = 0;
     let mut count = s.triangles.len();
-    while count > target {
+    while next < order.len() {
+        if count <= targets[order[next]] {
+            out[order[next]] = Some(s.snapshot());
+            next += 1;
+            continue;
+        }
         let Some(c) = heap.pop() else { break };
         if (s.stamps[c.from as usize], s.stamps[c.to as usize]) != c.stamps
             || !s.allowed(c.from, c.to, c.position)
@@ -183,14 +209,18 @@ pub(crate) fn collapse_to_mapped(
             heap.push(s.candidate(to.min(u), to.max(u)));
         }
     }
-    let indices: Vec<u32> = s
-        .triangles
-        .iter()
-        .zip(&s.alive)
-        .filter(|(_, &alive)| alive)
-        .flat_map(|(t, _)| *t)
-        .collect();
-    compact_mapped(&s.positions, &indices)
+    // No allowed collapse left: the targets not reached get where the run ended.
+    for &k in &order[next..] {
+        out[k] = Some(s.snapshot());
+    }
+    out.into_iter()
+        .map(|m| m.expect("every target answered"))
+        .collect()
+}
+
+/// The sum of two quadrics.
+fn sum(a: &Quadric, b: &Quadric) -> Quadric {
+    std::array::from_fn(|k| a[k] + b[k])
 }
 
 /// Per vertex, the sum of the plane quadrics of the triangles around it at `positions`.
@@ -210,56 +240,70 @@ fn quadrics(triangles: &[[u32; 3]], positions: &[Vec3]) -> Vec<Quadric> {
 impl State {
     /// The cheapest way to collapse edge (a, b): into a, into b, or both to the midpoint.
     fn candidate(&self, a: u32, b: u32) -> Candidate {
-        let mut q = self.quadrics[a as usize];
-        q.iter_mut()
-            .zip(self.quadrics[b as usize])
-            .for_each(|(x, y)| *x += y);
+        const OPTIONS: [Keep; 3] = [Keep::A, Keep::B, Keep::Middle];
+        let q = sum(&self.quadrics[a as usize], &self.quadrics[b as usize]);
         let (pa, pb) = (self.positions[a as usize], self.positions[b as usize]);
         let (ca, cb) = (self.centres[a as usize], self.centres[b as usize]);
         // A vertex next to another bone's region is on a joint: moving it costs its travel, so
         // the joint keeps a ring in place while the vertices around it go first.
-        let joint = |v: u32| {
-            let c = self.centres[v as usize];
-            self.neighbours(v)
-                .iter()
-                .any(|&u| self.centres[u as usize] != c)
-        };
         let w = f64::from(self.weight);
-        let (ja, jb) = (f64::from(u8::from(joint(a))), f64::from(u8::from(joint(b))));
+        let (ja, jb) = (
+            f64::from(u8::from(self.is_joint(a))),
+            f64::from(u8::from(self.is_joint(b))),
+        );
         let cost = |p: Vec3| {
             let travel = ja * f64::from((p - pa).length_squared())
                 + jb * f64::from((p - pb).length_squared());
             quadric_error(&q, p).max(0.0) + w * (f64::from((ca - cb).length_squared()) + travel)
         };
         // The same error in every pose, where each option puts the kept vertex at a's or b's
-        // position in that pose or halfway between them.
-        let posed = |keep: Keep| -> f64 {
-            self.poses
-                .iter()
-                .zip(&self.pose_quadrics)
-                .map(|(pose, quadrics)| {
-                    let mut q = quadrics[a as usize];
-                    q.iter_mut()
-                        .zip(quadrics[b as usize])
-                        .for_each(|(x, y)| *x += y);
-                    quadric_error(&q, keep.pick(pose[a as usize], pose[b as usize])).max(0.0)
-                })
-                .sum()
-        };
-        let total = |keep: Keep| cost(keep.pick(pa, pb)) + posed(keep);
-        let keep = [Keep::A, Keep::B, Keep::Middle]
-            .into_iter()
-            .min_by(|&x, &y| total(x).total_cmp(&total(y)))
-            .expect("three options");
+        // position in that pose or halfway between them: one pass over the poses for all three.
+        let mut posed = [0.0f64; 3];
+        for (pose, quadrics) in self.poses.iter().zip(&self.pose_quadrics) {
+            let q = sum(&quadrics[a as usize], &quadrics[b as usize]);
+            let (x, y) = (pose[a as usize], pose[b as usize]);
+            for (total, keep) in posed.iter_mut().zip(OPTIONS) {
+                *total += quadric_error(&q, keep.pick(x, y)).max(0.0);
+            }
+        }
+        let totals: [f64; 3] = std::array::from_fn(|k| cost(OPTIONS[k].pick(pa, pb)) + posed[k]);
+        // The first of equally cheap options, as `Iterator::min_by` picks.
+        let best = (1..3).fold(0, |best, k| {
+            if totals[k].total_cmp(&totals[best]).is_lt() {
+                k
+            } else {
+                best
+            }
+        });
+        let keep = OPTIONS[best];
         let (from, to) = if keep == Keep::A { (b, a) } else { (a, b) };
-        let position = keep.pick(pa, pb);
         Candidate {
-            cost: total(keep),
+            cost: totals[best],
             from,
             to,
-            position,
+            position: keep.pick(pa, pb),
             stamps: (self.stamps[from as usize], self.stamps[to as usize]),
         }
+    }
+
+    /// Whether a neighbour of `v` has another bone centre than `v`.
+    fn is_joint(&self, v: u32) -> bool {
+        let c = self.centres[v as usize];
+        self.live_around(v)
+            .flat_map(|t| self.triangles[t as usize])
+            .any(|u| u != v && self.centres[u as usize] != c)
+    }
+
+    /// The live triangles, compacted, with each kept vertex's index in the input mesh.
+    fn snapshot(&self) -> (Mesh, Vec<u32>) {
+        let indices: Vec<u32> = self
+            .triangles
+            .iter()
+            .zip(&self.alive)
+            .filter(|(_, &alive)| alive)
+            .flat_map(|(t, _)| *t)
+            .collect();
+        compact_mapped(&self.positions, &indices)
     }
 
     fn live_around(&self, v: u32) -> impl Iterator<Item = u32> + '_ {
@@ -374,6 +418,10 @@ impl State {
             };
         }
         self.positions[to as usize] = position;
+        // `to` took over `from`'s fan: drop the dead triangles now, or the lists of the vertices
+        // that survive grow with every collapse they absorb and every later scan walks them.
+        let alive = &self.alive;
+        self.around[to as usize].retain(|&t| alive[t as usize]);
         self.around[from as usize].clear();
         self.stamps[from as usize] += 1;
         self.stamps[to as usize] += 1;

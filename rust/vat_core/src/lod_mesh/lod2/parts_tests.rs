@@ -210,3 +210,33 @@ fn simplifying_keeps_a_small_piece_beside_a_big_one() {
     assert_eq!(old.len(), out.positions.len());
     assert!(old.iter().all(|&o| (o as usize) < mesh.positions.len()));
 }
+
+#[test]
+fn a_search_gives_what_each_candidate_built_alone_gives() {
+    let (source, pivot) = body_and_arm();
+    let poses = poses(&source, pivot);
+    let targets = [60usize, 120, 200];
+    let variants = [
+        (VOXEL, false),
+        (VOXEL, true),
+        (VOXEL * 0.75, false),
+        (VOXEL * 0.75, true),
+    ];
+    let mut search = super::Lod2Search::new(&source, &poses, &targets).unwrap();
+    for &target in &targets {
+        let together = search.candidates(target as u32, &variants);
+        assert_eq!(together.len(), variants.len());
+        for (&(voxel, by_part), got) in variants.iter().zip(together) {
+            let alone = build_lod2_with(&source, target as u32, voxel, &poses, by_part);
+            assert_eq!(
+                got, alone,
+                "target {target}, voxel {voxel}, by part {by_part}"
+            );
+        }
+    }
+    // The same errors too: a target at the source's triangle count.
+    let over = source.surfaces[0].indices.len() as u32 / 3 + 1_000_000;
+    let got = search.candidates(over, &variants[..1]);
+    assert_eq!(got[0], build_lod2_with(&source, over, VOXEL, &poses, false));
+    assert!(got[0].is_err());
+}

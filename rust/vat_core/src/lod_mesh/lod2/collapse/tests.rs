@@ -131,3 +131,42 @@ fn a_pose_that_bends_the_tube_keeps_a_ring_at_the_bend() {
     );
     assert!(with < 0.3, "{with}");
 }
+
+#[test]
+fn one_run_to_many_targets_gives_what_each_run_alone_gives() {
+    let mesh = tube(8, 40, 0.5);
+    // Bone centres in two groups and a bent pose, so the costs are not all alike.
+    let centres: Vec<Vec3> = mesh
+        .positions
+        .iter()
+        .map(|p| Vec3::new(0.0, if p.y < 10.0 { 5.0 } else { 15.0 }, 0.0))
+        .collect();
+    let bent: Vec<Vec3> = mesh
+        .positions
+        .iter()
+        .map(|p| {
+            if p.y < 10.0 {
+                *p
+            } else {
+                Vec3::new(p.x + (p.y - 10.0), 10.0, p.z)
+            }
+        })
+        .collect();
+    let poses = std::slice::from_ref(&bent);
+    // In no particular order, with one the run cannot reach (below a tetrahedron).
+    let targets = [120, 400, 1, 40];
+    let together = collapse_to_targets(&mesh, &centres, 1.0, poses, &targets);
+    assert_eq!(together.len(), targets.len());
+    for (&target, (mesh_t, kept_t)) in targets.iter().zip(&together) {
+        let (alone, kept) = collapse_to_mapped(&mesh, &centres, 1.0, poses, target);
+        assert_eq!(mesh_t.indices, alone.indices, "target {target}");
+        assert_eq!(mesh_t.positions, alone.positions, "target {target}");
+        assert_eq!(kept_t, &kept, "target {target}");
+    }
+    assert!(together[1].0.indices.len() / 3 <= 400);
+    assert_eq!(
+        together[2].0.indices.len() / 3,
+        4,
+        "the tetrahedron is as far as it goes"
+    );
+}
