@@ -143,6 +143,13 @@ func capture_skeletal_and_vat(scene: PackedScene, va: VertexAnimation, clip: int
 	var skeletal := skeletal_at(scene, va.get_clip_names()[clip], t)
 	var a := await capture()
 	skeletal.queue_free()
+	var b := await capture_vat(va, clip, t)
+	return [a, b]
+
+
+## One AnimatedMeshInstance instance of `va` at the origin, paused at `t` s into `clip`, as the
+## root viewport draws it; the node is gone when this returns.
+func capture_vat(va: VertexAnimation, clip: int, t: float) -> Image:
 	var crowd := AnimatedMeshInstance.new()
 	crowd.animation = va
 	crowd.paused = true
@@ -154,7 +161,7 @@ func capture_skeletal_and_vat(scene: PackedScene, va: VertexAnimation, clip: int
 	var b := await capture()
 	crowd.queue_free()
 	await frames(1)
-	return [a, b]
+	return b
 
 
 ## Checks `b` against the reference `a` with the render-equivalence limits (mean absolute
@@ -164,6 +171,30 @@ func check_render_close(label: String, a: Image, b: Image) -> void:
 	print("    %s: mean %.3f/255, %.4f%% over 32/255" % [label, d["mean_abs"], d["frac_over_32"] * 100.0])
 	check(d["mean_abs"] <= 1.5, "%s: mean abs diff %.3f <= 1.5/255" % [label, d["mean_abs"]])
 	check(d["frac_over_32"] <= 0.005, "%s: %.4f%% pixels off by > 32/255 <= 0.5%%" % [label, d["frac_over_32"] * 100.0])
+
+
+## Pixels of `img` that differ from `background` (the same view with nothing in it) by more
+## than 8/255 in some channel: what a character covers, with its shadow.
+func foreground_count(img: Image, background: Image) -> int:
+	var a := _rgb8(img)
+	var b := _rgb8(background)
+	var n := 0
+	for i in range(0, mini(a.size(), b.size()), 3):
+		if absi(a[i] - b[i]) > 8 or absi(a[i + 1] - b[i + 1]) > 8 or absi(a[i + 2] - b[i + 2]) > 8:
+			n += 1
+	return n
+
+
+## Checks that `b` covers as many pixels as the reference `a` (within `share`, 1% unless given)
+## against `background`, printing both counts: a character drawn thicker or thinner than its
+## source shows here even where the mean difference is small.
+func check_foreground_close(label: String, background: Image, a: Image, b: Image, share := 0.01) -> void:
+	var na := foreground_count(a, background)
+	var nb := foreground_count(b, background)
+	var off := absf(nb - na) / maxf(na, 1.0)
+	print("    %s: %d foreground pixels, reference %d (%.2f%% apart)" % [label, nb, na, off * 100.0])
+	check(na > 0, "%s: the reference draws something" % label)
+	check(off <= share, "%s: foreground %d within %.0f%% of the reference's %d" % [label, nb, share * 100.0, na])
 
 
 ## Waits until the frame drawn after now is complete and returns the root viewport's image.
