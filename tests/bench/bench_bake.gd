@@ -13,6 +13,7 @@
 extends SceneTree
 
 const Util := preload("res://bench/bench_util.gd")
+const LodShare := preload("res://bench/bench_bake_lod.gd")
 const DEFAULT_SCENE := "res://generated/soldier.tscn"  ## override with --scene res://...
 const CORPUS_DIR := "res://assets_local"  ## the shared assets, copied there by cargo xtask bench/test
 const FPS := 30.0
@@ -91,9 +92,13 @@ func _run() -> void:
 		else:
 			characters.append(extra)
 
+	print("bench_bake: the LOD chain's share, every character (default bake / LOD off):")
+	var lod_share: Array = LodShare.run(1 if _opts.quick else 3)
+
 	var report: Dictionary = main.duplicate()
 	report["characters"] = characters
 	report["corpus"] = corpus
+	report["lod_share"] = lod_share
 	report["goals"] = {
 		"own_work_vs_sample_at_most": GOAL_OWN_VS_SAMPLE,
 		"meshdatatool_vs_vat_crowd_at_least": GOAL_VS_MESHDATATOOL,
@@ -110,6 +115,8 @@ func _run() -> void:
 		+ "(skin + encode + build) / sample, where sample_ms also covers instancing and reading the scene. "
 		+ "Skinning and encoding are fused: skin_ms is pass 1 (positions skinned for the bounds, every error "
 		+ "found), encode_ms pass 2 (skinned again, encoded straight into the textures' Godot arrays).",
+		"lod_share: per character (the soldier and every .glb/.gltf in %s), the median wall time of a whole bake "
+		% CORPUS_DIR + "(all clips, 30 fps) with the defaults and with lod_enabled off, alternating, and their ratio.",
 		"characters[0] is the top-level character; characters[1], when present, the corpus character (the .glb "
 		+ "with the most vertices in %s, measured by instancing each)." % CORPUS_DIR,
 	]

@@ -3,9 +3,9 @@
 # bake() off the main thread is refused with one error and ERR_UNAVAILABLE: never OK for nothing,
 # never an abort, and the resources stay as they were.
 #
-# The editor reads a VertexAnimation's properties from its own threads (the resource previewer
-# hashes every sub-resource of what the inspector shows, the saver walks them) while the main
-# thread draws a crowd from it: reads from several threads at once must all succeed.
+# Reading a VertexAnimation from several threads at once (a game's loading threads, the editor's
+# own threads) must succeed everywhere: the library is built with gdext's thread-safe instance
+# storage, and this fails (a gdext panic) without it.
 extends VatTest
 
 const Errors := preload("res://unit/test_crowd_errors_lib.gd")

@@ -3,7 +3,7 @@
 //!
 //! Why not more: a crowd call writes Godot objects (packed arrays, textures, materials, child
 //! nodes) that only the main thread may touch. The library is built with gdext's thread-safe
-//! instance storage (`experimental-threads`, for the editor's threads that read resources), so
+//! instance storage (`experimental-threads`, for the editor's own threads), so
 //! gdext's glue hands every call to the node, whatever its arguments; the refusal then uses only
 //! what is safe on any thread: gdext's own thread check and Godot's error print.
 
