@@ -16,6 +16,8 @@ pub(crate) struct SourceTriangles {
     pub surface: Vec<u32>,
     /// Nearest-point index over the triangles at the positions it was built with.
     pub bvh: TriangleBvh,
+    /// Bounds of every triangle's corners.
+    pub bounds: crate::bounds::Bounds,
     /// 1 when the source's front faces are counter-clockwise (`(b - a) x (c - a)` points out of
     /// the front), -1 when clockwise (Godot's convention); see [`winding`].
     pub winding: f32,
@@ -48,10 +50,18 @@ impl SourceTriangles {
             });
         }
         let winding = winding(&triangles, positions, &source.normals);
+        let bounds = crate::bounds::Bounds::from_points(
+            &triangles
+                .iter()
+                .flatten()
+                .map(|&v| positions[v as usize])
+                .collect::<Vec<_>>(),
+        );
         Ok(Self {
             triangles,
             surface,
             bvh,
+            bounds,
             winding,
         })
     }

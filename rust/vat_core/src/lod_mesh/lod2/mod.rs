@@ -138,20 +138,12 @@ pub fn build_lod2_with(
     poses: &[Vec<Vec3>],
     by_part: bool,
 ) -> Result<(LodLevel, Vec<ColumnSource>)> {
+    // The request first, so its errors come before those of the poses.
     check_request(source, target_triangles, voxel_size)?;
-    check_poses(source, poses)?;
-    let tris = bind::SourceTriangles::new(source, &source.positions)?;
-    let target = target_triangles as usize;
-    let rigid = remesh::rigid_for(source, &tris, voxel_size, poses, by_part, target);
-    remesh::Remesh::new(
-        source,
-        std::sync::Arc::new(tris),
-        voxel_size,
-        poses,
-        rigid,
-        &[target],
-    )?
-    .lod2(target)
+    Lod2Search::new(source, poses, &[target_triangles as usize])?
+        .candidates(target_triangles, &[(voxel_size, by_part)])
+        .pop()
+        .expect("one variant, one answer")
 }
 
 /// The source checked ([`check_source`]), the target below its triangle count and the voxel

@@ -19,26 +19,12 @@ use super::{
     BIND_SLACK_VOXELS, JOINT_OVERLAP_VOXELS, MIN_PART_TRIANGLES, PART_TOLERANCE_VOXELS,
     SHAPE_POSES, SMOOTH_ITERATIONS, SNAP_VOXELS,
 };
-use crate::bounds::Bounds;
 use crate::error::{Result, VatError};
 use crate::lod_mesh::{ColumnSource, LodLevel, LodSource};
 
-/// The source's bounds (over the triangles' corners) and the voxel size for `requested`.
-fn grid_frame(source: &LodSource, tris: &SourceTriangles, requested: f32) -> (Bounds, f32) {
-    let used: Vec<_> = tris
-        .triangles
-        .iter()
-        .flatten()
-        .map(|&v| source.positions[v as usize])
-        .collect();
-    let bounds = Bounds::from_points(&used);
-    let voxel = voxel::choose_voxel_size(&bounds, requested);
-    (bounds, voxel)
-}
-
 /// The rigid parts a remesh at `voxel_size` for `target` triangles uses: by bone over `poses`
 /// when `by_part`, capped so each part can get [`MIN_PART_TRIANGLES`]; one part otherwise.
-pub(crate) fn rigid_for(
+fn rigid_for(
     source: &LodSource,
     tris: &SourceTriangles,
     voxel_size: f32,
@@ -46,7 +32,7 @@ pub(crate) fn rigid_for(
     by_part: bool,
     target: usize,
 ) -> Parts {
-    let (_, voxel) = grid_frame(source, tris, voxel_size);
+    let voxel = voxel::choose_voxel_size(&tris.bounds, voxel_size);
     parts::rigid_parts(
         source,
         tris,
@@ -80,7 +66,7 @@ impl<'a> Remesh<'a> {
     /// Voxelises `source` at `voxel_size` (0 = automatic) and extracts the surface of each piece
     /// of `rigid`; `targets` are the triangle counts [`Self::lod2`] may be asked for. Errors
     /// when the grid gives no surface.
-    pub(crate) fn new(
+    fn new(
         source: &'a LodSource,
         tris: Arc<SourceTriangles>,
         voxel_size: f32,
@@ -93,8 +79,8 @@ impl<'a> Remesh<'a> {
             .iter()
             .map(|t| t.map(|v| source.positions[v as usize]))
             .collect();
-        let (bounds, voxel) = grid_frame(source, &tris, voxel_size);
-        let grid = voxel::voxelize(&corners, &bounds, voxel);
+        let voxel = voxel::choose_voxel_size(&tris.bounds, voxel_size);
+        let grid = voxel::voxelize(&corners, &tris.bounds, voxel);
         let overlap = JOINT_OVERLAP_VOXELS * voxel;
         let dims = grid.dims;
         // One rigid part (no poses, or nothing moves apart): the whole grid is the one piece,
