@@ -197,6 +197,12 @@ func check_foreground_close(label: String, background: Image, a: Image, b: Image
 	check(off <= share, "%s: foreground %d within %.0f%% of the reference's %d" % [label, nb, share * 100.0, na])
 
 
+## Waits until a crowd's counts (get_lod_counts, get_lod_instance_count, get_drawn_vertex_count)
+## describe the last frame: the GPU-driven frame reads them back a frame or two late.
+func settle_counts() -> void:
+	await frames(4)
+
+
 ## Waits until the frame drawn after now is complete and returns the root viewport's image.
 func capture() -> Image:
 	await RenderingServer.frame_post_draw

@@ -44,7 +44,7 @@ func _white_material() -> ShaderMaterial:
 	sh.code = """shader_type spatial;
 render_mode unshaded, cull_disabled;
 #include "res://addons/vat_crowd/shaders/vat_crowd.gdshaderinc"
-void vertex() { VatInstance inst = vat_instance(INSTANCE_ID); vat_vertex(inst, VAT_COLUMN, VERTEX, NORMAL); }
+void vertex() { VatInstance inst = VAT_INSTANCE; vat_vertex(inst, VAT_COLUMN, VERTEX, NORMAL); }
 void fragment() { ALBEDO = vec3(1.0); }
 """
 	var m := ShaderMaterial.new()
@@ -111,6 +111,7 @@ func test_each_level_draws_like_lod0(case: String) -> void:
 		crowd.force_lod = level
 		await frames(2)
 		var img := await capture()
+		await settle_counts()
 		check_eq(crowd.get_lod_counts()[level], 1, "%s: the actor draws at LOD%d" % [case, level])
 		save_png(img, "lod_render_%s_lod%d" % [case.get_basename(), level])
 		masks.append(_mask(img))

@@ -242,7 +242,7 @@ func _flat_material() -> ShaderMaterial:
 render_mode unshaded;
 #include "res://addons/vat_crowd/shaders/vat_crowd.gdshaderinc"
 varying vec4 tint;
-void vertex() { VatInstance inst = vat_instance(INSTANCE_ID); vat_vertex(inst, CUSTOM0.x, VERTEX, NORMAL); tint = inst.tint; }
+void vertex() { VatInstance inst = VAT_INSTANCE; vat_vertex(inst, CUSTOM0.x, VERTEX, NORMAL); tint = inst.tint; }
 void fragment() { ALBEDO = tint.rgb; }
 """
 	var m := ShaderMaterial.new()

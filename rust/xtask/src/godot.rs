@@ -18,6 +18,11 @@ const FATAL_PATTERNS: &[&str] = &[
     "[panic ",
     "Can't open dynamic library",
     "ObjectDB instances leaked at exit",
+    // The rendering device's and server's leak reports at exit ("1 RID of type \"Compute\" was
+    // leaked.", "2 RID allocations of type ... were leaked at exit."): the GPU frame's buffers,
+    // pipelines and indirect command buffers must all be freed with their crowds.
+    "was leaked",
+    "were leaked",
 ];
 
 /// A Godot ready to run, with its X server when rendering.
@@ -72,6 +77,12 @@ impl Session {
             xvfb: Some(xvfb),
             env: Vec::new(),
         })
+    }
+
+    /// The same session with `key=value` in Godot's environment.
+    pub fn with_env(mut self, key: &str, value: &str) -> Session {
+        self.env.push((key.to_string(), value.to_string()));
+        self
     }
 
     /// True when this session renders through its own Xvfb.

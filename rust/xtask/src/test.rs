@@ -205,9 +205,10 @@ fn note(total: &mut Tally, name: &str, t: Tally, failures: &mut Vec<String>) {
 }
 
 /// The tests run again in the further renderers (the runner's "|"-separated filter): the crowd
-/// play tests, the crowd frame (culling, levels of detail) and every character's render equivalence.
+/// play tests, the crowd frame (culling, levels of detail), the GPU-driven frame against the CPU
+/// frame (in Compatibility both are the CPU frame) and every character's render equivalence.
 const RENDERER_PASS_TESTS: &str =
-    "test_play_render|test_each_render_equivalence|test_crowd_frame_render";
+    "test_play_render|test_each_render_equivalence|test_crowd_frame_render|test_gpu_frame_render";
 
 /// Further renderers the play tests run in, after Forward+.
 const RENDERER_PASSES: &[(&str, &[&str])] = &[

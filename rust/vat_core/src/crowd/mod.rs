@@ -14,6 +14,8 @@
 //!   ([`CrowdFrame`], [`View`], [`FrameSettings`]), the records split into placement and state
 //!   uploads ([`split_records`]) and the recent-state layers that spare whole-texture uploads
 //!   ([`RecentStates`]);
+//! * the GPU-driven frame's parameter block, counters and shader constants
+//!   ([`pack_gpu_params`], [`gpu_slot_levels`], [`glsl_defines`]);
 //! * game queries: clip times and finished clips from the clock and the clip table
 //!   ([`clip_time`], [`end_time`], [`FinishTracker`]);
 //! * retained crowds' stable ids ([`IdSlots`]) and the editor preview's clip and grid
@@ -63,6 +65,7 @@ mod frame;
 mod frame_classify;
 mod frame_fast;
 mod frame_input;
+mod gpu_frame;
 mod moves;
 mod preview;
 mod recent;
@@ -83,6 +86,11 @@ pub use clip_end::{clip_time, end_time, stored_speed, FinishTracker};
 pub use custom::{write_custom_bulk, CUSTOM_FLOATS};
 pub use frame::{CrowdFrame, FRAME_PARALLEL_MIN, MAX_LEVELS};
 pub use frame_input::{Actors, CrowdShape, FrameSettings, Plane, Projection, View};
+pub use gpu_frame::{
+    glsl_defines, gpu_slot_levels, pack_gpu_params, GpuParamsError, COUNTER_LEVELS,
+    COUNTER_NO_CAST, COUNTER_SHADOW_ONLY, COUNTER_SLOTS, GPU_COMMAND_WORDS, GPU_GROUP_SIZE,
+    GPU_INSTANCE_FLOATS, MODE_CLASSIFY, MODE_COMMANDS, MODE_FILL,
+};
 pub use moves::{move_actors_bulk, set_clips_bulk, ClipChange};
 pub use preview::{
     check_count as check_preview_count, clip_index as preview_clip_index, grid as preview_grid,

@@ -15,6 +15,7 @@ macro_rules! setup_of {
             overrides: &$node.material_overrides,
             cast_shadow: $node.core.cast_shadow,
             full_transform: $node.core.full_transform,
+            gpu_driven: $node.core.gpu_driven,
             clock: &$node.core.clock,
             owner: $owner,
         }

@@ -215,6 +215,7 @@ impl AnimatedMeshInstance {
                 std::slice::from_ref(&self.material_override),
                 self.core.cast(),
                 self.core.full_transform,
+                self.core.gpu_driven,
             )?;
             self.clip_count = animation.bind().get_clip_count() as u32;
             self.variation_count = animation

@@ -34,6 +34,8 @@ pub struct CrowdCore {
     pub billboard: bool,
     /// `full_transform`: records hold the whole 3x4 transform.
     pub full_transform: bool,
+    /// `gpu_driven`: cull and pick levels in a compute pass where the renderer has one.
+    pub gpu_driven: bool,
     /// `culling_camera`: the Camera3D to cull against (empty: the viewport's).
     pub culling_camera: NodePath,
     /// `culling`, `lod_bias`, `max_lod`, `force_lod`, `shadow_lod`, `lod_debug_colors` and
@@ -66,6 +68,7 @@ impl Default for CrowdCore {
             speed_scale: 1.0,
             billboard: false,
             full_transform: false,
+            gpu_driven: true,
             culling_camera: NodePath::default(),
             lod: FrameProps::default(),
             preview_count: 1,

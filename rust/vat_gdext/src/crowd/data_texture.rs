@@ -103,6 +103,11 @@ impl DataTexture {
         self.sent
     }
 
+    /// The texture's RenderingServer RID, once uploaded.
+    pub fn texture_rid(&self) -> Option<Rid> {
+        self.texture.as_ref().map(|t| t.get_rid())
+    }
+
     /// Pushes the bytes to the GPU with one `ImageTexture.update()` (or creates the texture after
     /// growth), unless nothing wrote them since the last upload. Returns the texture if it is a
     /// new object.

@@ -89,9 +89,11 @@ pub struct CrowdGpu {
     /// Per-actor custom data (RGBA32F, one texel per actor), made on first use.
     pub custom: Option<DataTexture>,
     frame: CrowdFrame,
-    shape: CrowdShape,
+    pub(super) shape: CrowdShape,
     /// What the lists were last built from (view, settings without the time).
-    last_run: Option<(Option<View>, FrameSettings)>,
+    pub(super) last_run: Option<(Option<View>, FrameSettings)>,
+    /// The GPU-driven frame, when it draws this crowd (see `gpu_driven`).
+    pub(super) driven: Option<super::gpu_driven::Driven>,
     /// Properties last applied to materials.
     applied: Option<(FrameProps, ShadowCastingSetting)>,
     /// The shadow casting last given to the view MultiMeshes.
@@ -109,8 +111,10 @@ impl CrowdGpu {
         override_materials: &[Option<Gd<Material>>],
         cast_shadow: ShadowCastingSetting,
         full_transform: bool,
+        gpu_driven: bool,
     ) -> Result<Self, String> {
         let max_texture_size = renderer_max_texture_size();
+        let indirect = gpu_driven && super::gpu_driven::can_drive(override_materials);
         let mut models = Vec::new();
         for (i, animation) in animations.iter().enumerate() {
             let override_material = override_materials.get(i).and_then(|m| m.as_ref());
@@ -120,6 +124,7 @@ impl CrowdGpu {
                 override_material,
                 full_transform,
                 max_texture_size,
+                indirect,
             )
             .map_err(|e| format!("model {i}: {e}"))?;
             models.push(model);
@@ -142,12 +147,14 @@ impl CrowdGpu {
             frame: CrowdFrame::new(),
             shape: crowd_shape(animations),
             last_run: None,
+            driven: indirect.then(super::gpu_driven::Driven::new),
             applied: None,
             view_cast: None,
             time: 0.0,
             interpolate: true,
         };
         gpu.apply(&FrameProps::default(), cast_shadow);
+        gpu.register_commands();
         Ok(gpu)
     }
 
@@ -254,6 +261,10 @@ impl CrowdGpu {
                 ..settings
             },
         );
+        if self.driven.is_some() {
+            self.run_driven(request, key, settings, data_changed);
+            return;
+        }
         if !data_changed && self.last_run.as_ref() == Some(&key) {
             return;
         }
@@ -284,12 +295,7 @@ impl CrowdGpu {
         } else {
             request.cast
         };
-        if self.view_cast != Some(view_cast) {
-            self.view_cast = Some(view_cast);
-            for slot in self.models.iter_mut().flat_map(|m| m.slots.iter_mut()) {
-                slot.set_cast_shadow(view_cast);
-            }
-        }
+        self.set_view_cast(view_cast);
         for (m, model) in self.models.iter_mut().enumerate() {
             let levels = model.slots.len() / 2;
             let looks = model.looks.upload();
@@ -305,6 +311,26 @@ impl CrowdGpu {
                 slot.submit(model.aabb, looks.as_ref());
             }
         }
+    }
+
+    /// Gives the view MultiMeshes `view_cast` as their shadow casting, when it changed.
+    pub(super) fn set_view_cast(&mut self, view_cast: ShadowCastingSetting) {
+        if self.view_cast != Some(view_cast) {
+            self.view_cast = Some(view_cast);
+            for slot in self.models.iter_mut().flat_map(|m| m.slots.iter_mut()) {
+                slot.set_cast_shadow(view_cast);
+            }
+        }
+    }
+
+    /// The placement, state and recent-state textures' RenderingServer RIDs (None before their
+    /// first upload).
+    pub(super) fn texture_rids(&self) -> [Option<Rid>; 3] {
+        [
+            self.placements.texture_rid(),
+            self.states.texture_rid(),
+            self.recent.texture_rid(),
+        ]
     }
 
     /// The custom data texture, made (all zero) on first use, with room for `actors` actors.
@@ -326,15 +352,20 @@ impl CrowdGpu {
             .map(|m| m.looks.sent_bytes() + m.slots.iter().map(Slot::sent_bytes).sum::<u64>())
             .sum();
         self.placements.sent_bytes()
+            + self.driven.as_ref().map_or(0, |d| d.sent_bytes())
             + self.states.sent_bytes()
             + self.recent.sent_bytes()
             + self.custom.as_ref().map_or(0, DataTexture::sent_bytes)
             + models
     }
 
-    /// Actors drawn in the view per level by the last frame.
+    /// Actors drawn in the view per level by the last frame (with the GPU frame, the last one
+    /// read back).
     pub fn lod_counts(&self) -> &[u32] {
-        self.frame.lod_counts()
+        match &self.driven {
+            Some(d) => d.lod_counts(),
+            None => self.frame.lod_counts(),
+        }
     }
 
     /// Vertices the view slots draw (instances times their mesh's vertices), shadows not counted.
@@ -350,9 +381,10 @@ impl CrowdGpu {
     /// Vertices each shadow split draws at most (the instances of every MultiMesh that casts
     /// times its mesh's vertices; a split whose volume misses a MultiMesh's box skips it).
     pub fn shadow_vertices(&self) -> i64 {
-        let views_cast = self
-            .view_cast
-            .is_some_and(|c| c != ShadowCastingSetting::OFF);
+        let views_cast = self.driven.is_none()
+            && self
+                .view_cast
+                .is_some_and(|c| c != ShadowCastingSetting::OFF);
         self.models
             .iter()
             .flat_map(|m| m.slots.iter())
@@ -432,7 +464,7 @@ impl CrowdGpu {
         }
     }
 
-    /// Frees the child nodes.
+    /// Frees the child nodes (the GPU frame's objects on the rendering device go when it drops).
     pub fn free(self) {
         for model in self.models {
             for slot in model.slots {

@@ -10,6 +10,8 @@
 pub mod core;
 pub mod data_texture;
 pub mod gpu;
+mod gpu_driven;
+mod gpu_frame;
 pub mod guard;
 pub mod looks;
 pub mod material;

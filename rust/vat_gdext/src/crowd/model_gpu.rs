@@ -83,6 +83,7 @@ impl ModelGpu {
         override_material: Option<&Gd<Material>>,
         full_transform: bool,
         max_texture_size: u32,
+        indirect: bool,
     ) -> Result<Self, String> {
         if !animation.bind().is_baked() {
             return Err(format!(
@@ -100,6 +101,7 @@ impl ModelGpu {
                 for m in materials.iter_mut() {
                     material::bind_animation(m, animation);
                     m.set_shader_parameter("vat_full_transform", &full_transform.to_variant());
+                    m.set_shader_parameter("vat_gpu_driven", &indirect.to_variant());
                 }
                 let mesh = animation
                     .bind()
@@ -120,6 +122,7 @@ impl ModelGpu {
                     level as u8,
                     shadow,
                     max_texture_size,
+                    indirect,
                 ));
             }
         }

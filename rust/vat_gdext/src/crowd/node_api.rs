@@ -61,6 +61,18 @@ macro_rules! crowd_node {
             #[export]
             #[var(get = get_full_transform, set = set_full_transform)]
             full_transform: PhantomVar<bool>,
+            /// Cull and pick every actor's level in a compute pass on the GPU, which writes the
+            /// MultiMeshes' instances and indirect draw counts: the CPU then only uploads the
+            /// records that changed. On by default; it takes effect in Forward+ and Mobile
+            /// (Compatibility has no compute passes and keeps the CPU frame), and only with
+            /// shaders that read instances through `VAT_INSTANCE` (the shipped one does; a
+            /// `material_override` calling `vat_instance(INSTANCE_ID)` keeps the CPU frame, with
+            /// a warning). `is_gpu_driven_active()` says which frame runs. With it, the LOD
+            /// counts and drawn-vertex queries come from a read-back one or two frames late.
+            /// Changing it rebuilds the crowd's GPU objects.
+            #[export]
+            #[var(get = get_gpu_driven, set = set_gpu_driven)]
+            gpu_driven: PhantomVar<bool>,
 
             /// Leave out actors whose placed bounds (their clip's, scaled and turned) miss the
             /// culling camera's view; an actor outside whose shadow can fall into the view
@@ -239,6 +251,37 @@ macro_rules! crowd_node {
                 }
                 self.core.full_transform = full;
                 $crate::crowd::core::CrowdNode::reset_gpu(self);
+            }
+
+            /// Whether the crowd frame should run on the GPU where it can (see
+            /// `is_gpu_driven_active`).
+            #[func]
+            fn get_gpu_driven(&self) -> bool {
+                main_thread_only!($name, "get_gpu_driven");
+                self.core.gpu_driven
+            }
+
+            /// Asks for the GPU-driven frame (true) or the CPU frame (false), and rebuilds the
+            /// GPU objects.
+            #[func]
+            fn set_gpu_driven(&mut self, on: bool) {
+                main_thread_only!($name, "set_gpu_driven");
+                if on == self.core.gpu_driven {
+                    return;
+                }
+                self.core.gpu_driven = on;
+                $crate::crowd::core::CrowdNode::reset_gpu(self);
+            }
+
+            /// True when the GPU-driven frame draws this crowd: `gpu_driven` is on, the renderer
+            /// has a rendering device (Forward+ or Mobile), the compute pass compiled and every
+            /// material reads instances through `VAT_INSTANCE`. False before the crowd's GPU
+            /// objects exist (its first submit or process frame).
+            #[func]
+            fn is_gpu_driven_active(&self) -> bool {
+                main_thread_only!($name, "is_gpu_driven_active");
+                $crate::crowd::core::CrowdNode::gpu_ref(self, "is_gpu_driven_active")
+                    .is_some_and(|g| g.gpu_driven_active())
             }
 
             /// Whether actors outside the culling camera's view are left out.

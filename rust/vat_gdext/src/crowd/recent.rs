@@ -84,6 +84,11 @@ impl RecentTexture {
         }
     }
 
+    /// The texture's RenderingServer RID, once made.
+    pub fn texture_rid(&self) -> Option<Rid> {
+        self.texture.as_ref().map(|t| t.get_rid())
+    }
+
     /// Bytes handed to the engine so far.
     pub fn sent_bytes(&self) -> u64 {
         self.sent

@@ -5,8 +5,10 @@ use godot::classes::geometry_instance_3d::ShadowCastingSetting;
 use godot::classes::image::Format;
 use godot::classes::multi_mesh::{PhysicsInterpolationQuality, TransformFormat};
 use godot::classes::node::{InternalMode, PhysicsInterpolationMode};
+use godot::classes::rendering_server::MultimeshTransformFormat;
 use godot::classes::{
-    ArrayMesh, ImageTexture, MultiMesh, MultiMeshInstance3D, Node3D, ShaderMaterial,
+    ArrayMesh, ImageTexture, MultiMesh, MultiMeshInstance3D, Node3D, RenderingServer,
+    ShaderMaterial,
 };
 use godot::prelude::*;
 
@@ -40,6 +42,39 @@ pub struct Slot {
     pub shadow: bool,
     /// Vertices of its mesh.
     pub vertices: i64,
+    /// Drawn by the GPU frame: the MultiMesh is allocated with indirect drawing and a compute
+    /// pass writes its instances and counts (see `gpu_frame`).
+    pub indirect: bool,
+    /// Its mesh (kept for indirect MultiMeshes, which are given it through the RenderingServer).
+    mesh: Gd<ArrayMesh>,
+}
+
+/// Meta key under which an indirect slot's node keeps its mesh alive.
+const MESH_META: &str = "_vat_mesh";
+
+/// Instances an indirect MultiMesh holds at first (it grows from the GPU frame's counts).
+const INDIRECT_MIN_CAPACITY: usize = 256;
+/// Room an indirect MultiMesh is given before any count is read back: its model's instances up to
+/// this many (1 MiB of instance data), so crowds of that size never wait for a read-back.
+pub const INDIRECT_START_CAPACITY: usize = 16_384;
+
+/// A MultiMesh allocated for the GPU frame: 3x4 transforms and custom data (the actor and look),
+/// with indirect drawing, then given `mesh` (in that order: Godot makes the indirect command
+/// buffer when the mesh is set).
+fn indirect_multimesh(mesh: &Gd<ArrayMesh>, capacity: usize) -> Gd<MultiMesh> {
+    let multimesh = MultiMesh::new_gd();
+    let mut rs = RenderingServer::singleton();
+    rs.multimesh_allocate_data_ex(
+        multimesh.get_rid(),
+        capacity as i32,
+        MultimeshTransformFormat::TRANSFORM_3D,
+    )
+    .color_format(false)
+    .custom_data_format(true)
+    .use_indirect(true)
+    .done();
+    rs.multimesh_set_mesh(multimesh.get_rid(), mesh.get_rid());
+    multimesh
 }
 
 impl Slot {
@@ -52,6 +87,7 @@ impl Slot {
         level: u8,
         shadow: bool,
         max_texture_size: u32,
+        indirect: bool,
     ) -> Self {
         let mut mesh: Gd<ArrayMesh> = mesh.duplicate_resource();
         let mut vertices = 0i64;
@@ -62,14 +98,25 @@ impl Slot {
             }
             vertices += i64::from(mesh.surface_get_array_len(s));
         }
-        let mut multimesh = MultiMesh::new_gd();
-        multimesh.set_transform_format(TransformFormat::TRANSFORM_3D);
-        multimesh.set_physics_interpolation_quality(PhysicsInterpolationQuality::FAST);
-        multimesh.set_mesh(&mesh);
+        let multimesh = if indirect {
+            indirect_multimesh(&mesh, INDIRECT_MIN_CAPACITY)
+        } else {
+            let mut multimesh = MultiMesh::new_gd();
+            multimesh.set_transform_format(TransformFormat::TRANSFORM_3D);
+            multimesh.set_physics_interpolation_quality(PhysicsInterpolationQuality::FAST);
+            multimesh.set_mesh(&mesh);
+            multimesh
+        };
         let mut instance = MultiMeshInstance3D::new_alloc();
         instance.set_multimesh(&multimesh);
+        if indirect {
+            // The MultiMesh was given the mesh through the RenderingServer, so the resource does
+            // not hold it: the node does, for as long as it draws it.
+            instance.set_meta(MESH_META, &mesh.to_variant());
+        }
         instance.set_physics_interpolation_mode(PhysicsInterpolationMode::OFF);
-        instance.set_visible(false);
+        // An indirect MultiMesh draws what its command says: its count is never set here.
+        instance.set_visible(indirect);
         if shadow {
             instance.set_cast_shadows_setting(ShadowCastingSetting::SHADOWS_ONLY);
         }
@@ -82,12 +129,56 @@ impl Slot {
             multimesh,
             materials,
             indices: DataTexture::new(Format::RGBA8, 4, 1, 0, max_texture_size),
-            mm_capacity: 0,
+            mm_capacity: if indirect { INDIRECT_MIN_CAPACITY } else { 0 },
             count: 0,
             level,
             shadow,
             vertices,
+            indirect,
+            mesh,
         }
+    }
+
+    /// The indirect MultiMesh's RenderingServer RID.
+    pub fn multimesh_rid(&self) -> Rid {
+        self.multimesh.get_rid()
+    }
+
+    /// Instances its MultiMesh holds.
+    pub fn capacity(&self) -> usize {
+        self.mm_capacity
+    }
+
+    /// Surfaces of its mesh.
+    pub fn surfaces(&self) -> u32 {
+        self.mesh.get_surface_count().max(0) as u32
+    }
+
+    /// The indirect command buffer of its MultiMesh (a rendering-device RID), which Godot does not
+    /// free with the MultiMesh: whoever replaces or frees the MultiMesh frees it.
+    pub fn command_buffer(&self) -> Rid {
+        RenderingServer::singleton().multimesh_get_command_buffer_rd_rid(self.multimesh.get_rid())
+    }
+
+    /// Gives an indirect slot room for `wanted` instances (doubling; a new MultiMesh, since
+    /// re-allocating one drops its command buffer). Returns the old command buffer to free, if
+    /// it grew.
+    pub fn grow_indirect(&mut self, wanted: usize) -> Option<Rid> {
+        if !self.indirect || wanted <= self.mm_capacity {
+            return None;
+        }
+        let old = self.command_buffer();
+        let mut cap = self.mm_capacity.max(INDIRECT_MIN_CAPACITY);
+        while cap < wanted {
+            cap *= 2;
+        }
+        let aabb = self.multimesh.get_custom_aabb();
+        self.multimesh = indirect_multimesh(&self.mesh, cap);
+        self.multimesh.set_custom_aabb(aabb);
+        self.instance.set_multimesh(&self.multimesh);
+        self.instance.set_custom_aabb(aabb);
+        self.mm_capacity = cap;
+        Some(old)
     }
 
     /// Bytes its instance list has handed to the engine so far.
@@ -116,6 +207,18 @@ impl Slot {
     /// Uploads the list if it changed, grows the MultiMesh, sets the visible count and the
     /// culling box, and binds textures that are new objects (its list, `looks`).
     pub fn submit(&mut self, aabb: Aabb, looks: Option<&Gd<ImageTexture>>) {
+        if self.indirect {
+            if self.multimesh.get_custom_aabb() != aabb {
+                self.multimesh.set_custom_aabb(aabb);
+                self.instance.set_custom_aabb(aabb);
+            }
+            if let Some(t) = looks {
+                for m in self.materials.iter_mut() {
+                    m.set_shader_parameter("vat_looks", &t.to_variant());
+                }
+            }
+            return;
+        }
         let indices = self.indices.upload();
         let count = self.count;
         if count > self.mm_capacity {
@@ -155,6 +258,13 @@ impl Slot {
         }
     }
 
+    /// Shows or hides an indirect slot (a view slot under Shadows Only draws nothing).
+    pub fn show_indirect(&mut self, on: bool) {
+        if self.indirect && self.instance.is_visible() != on {
+            self.instance.set_visible(on);
+        }
+    }
+
     /// Sets the view slot's shadow casting (shadow slots always cast shadows only).
     pub fn set_cast_shadow(&mut self, setting: ShadowCastingSetting) {
         if !self.shadow {
@@ -162,7 +272,7 @@ impl Slot {
         }
     }
 
-    /// Frees the child node.
+    /// Frees the child node (an indirect slot's command buffer goes with the GPU frame).
     pub fn free(self) {
         let mut inst = self.instance;
         if inst.is_instance_valid() {

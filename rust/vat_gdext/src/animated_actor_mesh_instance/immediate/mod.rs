@@ -68,6 +68,8 @@ pub struct Setup<'a> {
     pub cast_shadow: i32,
     /// The node's `full_transform`.
     pub full_transform: bool,
+    /// The node's `gpu_driven`.
+    pub gpu_driven: bool,
     /// The crowd clock (start times are stored relative to its origin).
     pub clock: &'a CrowdClock,
     /// The node, to own the GPU objects and name it in errors.
@@ -185,6 +187,7 @@ impl Frame {
             &overrides,
             crate::crowd::core::shadow_setting(setup.cast_shadow),
             setup.full_transform,
+            setup.gpu_driven,
         )?;
         self.clip_count = first.len() as u32;
         self.ends.reset(first);
