@@ -13,6 +13,10 @@
 ## frame, so its soldiers move and the blocks re-submit as in the demo. Culling and LOD are set only where the
 ## crowd nodes have the properties (`culling`, `force_lod`); without them "on" equals "off" and is not measured.
 ## "On" keeps the demo's `shadow_lod`; "off" sets -1 (every level casts its own shadow, here all LOD0).
+## Every configuration runs with both crowd frames: "frame": "cpu" (gpu_driven off) and "gpu" (the GPU-driven
+## frame, the default in Forward+ and Mobile; its counts come back a frame or two late, so it gets GPU_SETTLE more
+## warm-up frames, as does the first configuration after a switch). The vertex counts of a gpu row should equal
+## its cpu row's.
 extends SceneTree
 
 const Models := preload("res://demo/soldier_models.gd")
@@ -20,6 +24,8 @@ const SOLDIER_SCENE := "res://demo/character/generated/soldier.tscn"
 const START_TIME := 25.0  ## seconds of battle simulated first, as a scripted demo run does
 const SIM_STEP := 0.1
 const WARMUP_FRAMES := 1
+## Extra warm-up frames for the GPU-driven frame, whose counts are read back a frame or two late.
+const GPU_SETTLE := 3
 
 var _frames := 3
 var _opts: Dictionary
@@ -141,12 +147,18 @@ func _measure_battle(n: int) -> void:
 			_camera.look_at_point(view.center, PI + 0.6, deg_to_rad(-32.0), view.width * 0.75)
 		else:
 			_camera.look_at_point(view.center, PI + 0.5, deg_to_rad(-22.0), 30.0)
-		for lod in ["off", "on"]:
+		var last_kind := "gpu"  # the nodes' default
+		for config in [["off", "cpu"], ["on", "cpu"], ["off", "gpu"], ["on", "gpu"]]:
+			var lod: String = config[0]
+			var kind: String = config[1]
 			var on: bool = lod == "on"
 			if on and not has_culling and not has_lod:
-				_results.append({"actors": n, "view": view_name, "lod": lod, "frame_ms": null, "vertices": null})
+				_results.append({"actors": n, "view": view_name, "lod": lod, "frame": kind, "frame_ms": null,
+					"vertices": null})
 				continue
 			for node: Node in nodes:
+				if "gpu_driven" in node:
+					node.set("gpu_driven", kind == "gpu")
 				if has_culling:
 					node.set("culling", on)
 				if has_lod:
@@ -157,21 +169,29 @@ func _measure_battle(n: int) -> void:
 			var shadow_vertices := 0
 			var last := Time.get_ticks_usec()
 			var frames := _frames if n < 30000 else 1
-			for f in WARMUP_FRAMES + frames:
+			# Switching crowd frames rebuilds the nodes' GPU objects (the actor nodes drop their actors until the
+			# battle submits again), and the GPU frame's counts come back late: settle after a switch.
+			var warmup := WARMUP_FRAMES + (GPU_SETTLE if kind != last_kind or kind == "gpu" else 0)
+			last_kind = kind
+			for f in warmup + frames:
 				battle.step(SIM_STEP)
 				await RenderingServer.frame_post_draw
 				var now := Time.get_ticks_usec()
-				if f >= WARMUP_FRAMES:
+				if f >= warmup:
 					times.append((now - last) / 1000.0)
 				last = now
 				vertices = _vertices(nodes)
 				shadow_vertices = _shadow_vertices(nodes, vertices)
-			var entry := {"actors": n, "view": view_name, "lod": lod, "frame_ms": _median(times), "vertices": vertices,
-				"shadow_vertices": shadow_vertices}
+			var active: bool = nodes.any(func(node: Node) -> bool:
+				return node.has_method("is_gpu_driven_active") and node.call("is_gpu_driven_active"))
+			if kind == "gpu" and not active:
+				_notes.append("%d soldiers, %s, lod %s: the GPU-driven frame did not run on this renderer" % [n, view_name, lod])
+			var entry := {"actors": n, "view": view_name, "lod": lod, "frame": kind, "frame_ms": _median(times),
+				"vertices": vertices, "shadow_vertices": shadow_vertices}
 			_results.append(entry)
 			_write_report()
-			print("  %6d soldiers, %-4s view, culling+LOD %-3s: frame %9.1f ms, %d vertices, %d per shadow split (%d frames)" % [
-				n, view_name, lod, entry.frame_ms, vertices, shadow_vertices, times.size()])
+			print("  %6d soldiers, %-4s view, culling+LOD %-3s, %s frame: frame %9.1f ms, %d vertices, %d per shadow split (%d frames)" % [
+				n, view_name, lod, kind, entry.frame_ms, vertices, shadow_vertices, times.size()])
 	battle.queue_free()
 	await process_frame
 
@@ -207,18 +227,26 @@ func _print_table() -> void:
 	print("frame benchmark (median ms per frame, %d frames per configuration)" % _frames)
 	for r: Dictionary in _results:
 		var ms := "-" if r.frame_ms == null else "%.1f" % r.frame_ms
-		print("  %7d  %-5s lod %-4s %10s ms  %12s vertices" % [r.actors, r.view, r.lod, ms, str(r.vertices)])
-	for n in [3000, 30000, 100000]:
+		print("  %7d  %-5s lod %-4s %s %10s ms  %12s vertices" % [r.actors, r.view, r.lod, r.frame, ms, str(r.vertices)])
+	for n in [3000, 30000, 100000, 1000000]:
 		for view_name in ["wide", "zoom"]:
-			var off := _find(n, view_name, "off")
-			var on := _find(n, view_name, "on")
-			if not off.is_empty() and not on.is_empty() and on.frame_ms != null:
-				print("  %d soldiers, %s: off / on = %.2fx" % [n, view_name, off.frame_ms / on.frame_ms])
+			for kind in ["cpu", "gpu"]:
+				var off := _find(n, view_name, "off", kind)
+				var on := _find(n, view_name, "on", kind)
+				if not off.is_empty() and not on.is_empty() and on.frame_ms != null:
+					print("  %d soldiers, %s, %s frame: off / on = %.2fx" % [n, view_name, kind, off.frame_ms / on.frame_ms])
+			for lod in ["off", "on"]:
+				var cpu := _find(n, view_name, lod, "cpu")
+				var gpu := _find(n, view_name, lod, "gpu")
+				if not cpu.is_empty() and not gpu.is_empty() and gpu.frame_ms != null:
+					print("  %d soldiers, %s, lod %s: cpu / gpu frame = %.2fx, vertices cpu %s gpu %s%s" % [n, view_name,
+						lod, cpu.frame_ms / gpu.frame_ms, cpu.vertices, gpu.vertices,
+						"" if cpu.vertices == gpu.vertices else " (DIFFER)"])
 
 
-func _find(n: int, view_name: String, lod: String) -> Dictionary:
+func _find(n: int, view_name: String, lod: String, kind := "cpu") -> Dictionary:
 	for r: Dictionary in _results:
-		if r.actors == n and r.view == view_name and r.lod == lod:
+		if r.actors == n and r.view == view_name and r.lod == lod and r.get("frame", "cpu") == kind:
 			return r
 	return {}
 

@@ -9,7 +9,11 @@
 ##   texture_floor     one ImageTexture.update of 16 bytes per actor, prepacked: the floor of a data texture path,
 ##   vat_bulk          AnimatedActorMeshInstance as a game drives it in bulk: actors and model lists set once, then
 ##                     each frame set_actor_placements (one PackedVector4Array) + set_actor_clips and
-##                     set_actor_blends (the 2%) + submit,
+##                     set_actor_blends (the 2%) + submit, with the CPU frame (gpu_driven off; every vat_ path
+##                     but vat_gpu runs it),
+##   vat_gpu           the same with the GPU-driven frame (gpu_driven, the default in Forward+ and Mobile): the CPU
+##                     cost is the uploads and scheduling the compute pass; the pass's own time, from the rendering
+##                     device's timestamps, is reported apart (gpu_pass_ms; on lavapipe it runs on the CPU),
 ##   vat_set_actors    the same frame re-sent whole: set_actors + set_actor_blends + set_model_actors x3 (unchanged
 ##                     lists) + submit,
 ##   vat_immediate     begin, add_actor + add_model per model per actor, set_actor_blend for the 2%, submit (every
@@ -134,6 +138,7 @@ func _run() -> void:
 	if _vat != null:
 		fast.append_array([
 			["vat_bulk", _setup_vat, _push_vat_bulk, _free_vat],
+			["vat_gpu", _setup_vat_gpu, _push_vat_bulk, _free_vat],
 			["vat_set_actors", _setup_vat, _push_vat_set_actors, _free_vat],
 			["vat_all_states", _setup_vat, _push_vat_all_states, _free_vat],
 		])
@@ -384,7 +389,7 @@ func _warm_up(clip_count: int) -> void:
 ## Runs one path for warm-up + `frames` frames; returns the per-frame samples {cpu, render, wall, submit, bytes}.
 func _sample(n: int, frames: int, setup: Callable, push: Callable, teardown: Callable, is_vat: bool) -> Dictionary:
 	setup.call(n)
-	var got := {"cpu": [], "render": [], "wall": [], "submit": [], "bytes": []}
+	var got := {"cpu": [], "render": [], "wall": [], "submit": [], "bytes": [], "gpu_pass": []}
 	var last_frame := Time.get_ticks_usec()
 	for f in WARMUP_FRAMES + frames:
 		var t0 := Time.get_ticks_usec()
@@ -400,6 +405,9 @@ func _sample(n: int, frames: int, setup: Callable, push: Callable, teardown: Cal
 			if is_vat:
 				got.submit.append(_vat.last_submit_ms())
 				got.bytes.append(_vat.last_submit_bytes())
+				var pass_ms := _gpu_pass_ms()
+				if pass_ms >= 0.0:
+					got.gpu_pass.append(pass_ms)
 		last_frame = now
 	teardown.call()
 	await process_frame
@@ -412,10 +420,36 @@ func _record(path: String, n: int, got: Dictionary) -> void:
 		"frames": got.cpu.size(), "frame_ms": Util.median(got.wall), "bytes": _bytes(path, n, got)}
 	if not got.submit.is_empty():
 		entry["submit_ms"] = Util.median(got.submit)
+	if not got.gpu_pass.is_empty():
+		entry["gpu_pass_ms"] = Util.median(got.gpu_pass)
 	_results.append(entry)
 	print("  %-22s %8d actors: cpu %9.3f ms, render cpu %7.3f ms, frame %9.3f ms, %d bytes (%d frames)%s" % [
 		path, n, entry.cpu_ms, entry.render_cpu_ms, entry.frame_ms, entry.bytes, entry.frames,
 		"" if got.submit.is_empty() else ", submit %.3f ms" % entry.submit_ms])
+
+
+## The GPU-driven frame's compute passes in the last frame whose timestamps the rendering device has (the
+## library captures "vat_crowd frame N begin" and "... end" when VAT_CROWD_GPU_TIMESTAMPS is set, as
+## `cargo xtask bench` does), in ms of GPU time (the device's own clock, read in ns); -1 when there are none.
+func _gpu_pass_ms() -> float:
+	var rd := RenderingServer.get_rendering_device()
+	if rd == null:
+		return -1.0
+	var begins := {}
+	var total := 0.0
+	var found := false
+	for i in rd.get_captured_timestamps_count():
+		var name := rd.get_captured_timestamp_name(i)
+		if not name.begins_with("vat_crowd frame "):
+			continue
+		var key := name.trim_suffix(" begin").trim_suffix(" end")
+		if name.ends_with(" begin"):
+			begins[key] = rd.get_captured_timestamp_gpu_time(i)
+		elif begins.has(key):
+			# Godot reports GPU timestamps in nanoseconds.
+			total += (rd.get_captured_timestamp_gpu_time(i) - begins[key]) / 1000000.0
+			found = true
+	return total if found else -1.0
 
 
 ## Bytes per frame a path hands the engine: the node's own count when it reports one, else the layout's.
@@ -564,6 +598,12 @@ func _setup_vat(_n: int) -> void:
 	_vat.make_crowd(get_root())
 
 
+func _setup_vat_gpu(_n: int) -> void:
+	_vat.make_crowd(get_root(), true)
+	if not _vat.crowd.gpu_driven or RenderingServer.get_rendering_device() == null:
+		_notes.append("vat_gpu: this renderer has no rendering device, so it measured the CPU frame")
+
+
 func _free_vat() -> void:
 	_vat.free_crowd()
 
@@ -602,9 +642,27 @@ func _find(n: int, path: String) -> Dictionary:
 
 
 func _print_ratios(n: int) -> void:
+	var gpu := _find(n, "vat_gpu")
+	if not gpu.is_empty():
+		var gpu_goals := {"texture_floor": ["vat_gpu / texture_floor", "<= 2"],
+			"per_instance_rs": ["per_instance_rs / vat_gpu", ">= 30"], "set_buffer": ["set_buffer / vat_gpu", ">= 3"]}
+		for other: String in gpu_goals:
+			var r := _find(n, other)
+			if r.is_empty():
+				continue
+			var ratio: float = gpu.cpu_ms / r.cpu_ms if other == "texture_floor" else r.cpu_ms / gpu.cpu_ms
+			print("  %d actors: %s = %.2fx (goal at 100k: %s)" % [n, gpu_goals[other][0], ratio, gpu_goals[other][1]])
+		if gpu.has("gpu_pass_ms"):
+			print("  %d actors: vat_gpu compute pass %.3f ms of GPU time (rendering-device timestamps)" % [n, gpu.gpu_pass_ms])
+		var small_gpu := _find(n / 10, "vat_gpu")
+		if n >= 1000000 and not small_gpu.is_empty():
+			print("  %d actors: vat_gpu / vat_gpu at %d = %.2fx (goal: <= 12)" % [n, n / 10, gpu.cpu_ms / small_gpu.cpu_ms])
 	var bulk := _find(n, "vat_bulk")
 	if bulk.is_empty():
 		return
+	var set_buffer := _find(n, "set_buffer")
+	if not set_buffer.is_empty():
+		print("  %d actors: vat_bulk / set_buffer = %.2fx (goal at 100k: <= 1)" % [n, bulk.cpu_ms / set_buffer.cpu_ms])
 	var goals := {"per_instance_rs": "goal at 100k: >= 30", "set_buffer": "goal at 100k: >= 3",
 		"set_buffer_gd": "", "vat_immediate": ""}
 	for other: String in goals:

@@ -55,10 +55,12 @@ func looped_clips() -> PackedInt32Array:
 	return out
 
 
-## A fresh crowd node under `parent` with the three models (body, sword, shield).
-func make_crowd(parent: Node) -> void:
+## A fresh crowd node under `parent` with the three models (body, sword, shield), drawn by the GPU-driven frame
+## when `gpu_driven` (the default where the renderer has compute) or by the CPU frame.
+func make_crowd(parent: Node, gpu_driven := false) -> void:
 	crowd = AnimatedActorMeshInstance.new()
 	crowd.name = "BenchCrowd"
+	crowd.gpu_driven = gpu_driven
 	crowd.models = models
 	parent.add_child(crowd)
 	# vat_immediate_equipped's two loadouts: body, sword and shield; body and sword.

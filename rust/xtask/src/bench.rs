@@ -37,7 +37,8 @@ pub fn bench(which: &str, quick: bool, full: bool) -> Result<ExitCode> {
         crate::test_godot::copy_assets(&root)?;
     }
     plain.import(&tests)?;
-    let session = Session::render()?;
+    // The GPU-driven frame's compute passes are timed by the rendering device's timestamps.
+    let session = Session::render()?.with_env("VAT_CROWD_GPU_TIMESTAMPS", "1");
     let out_dir = target_dir().join("bench");
     mkdirs(&out_dir)?;
     let json = out_dir.join(format!("{which}.json"));
@@ -87,7 +88,9 @@ fn print_table(report: &Value) {
     for r in results {
         let text = |k: &str| r.get(k).and_then(Value::as_str);
         let name = match (text("view"), text("lod")) {
-            (Some(view), Some(lod)) => format!("{view}, lod {lod}"),
+            (Some(view), Some(lod)) => {
+                format!("{view}, lod {lod}, {}", text("frame").unwrap_or("cpu"))
+            }
             _ => ["baker", "path", "call"]
                 .iter()
                 .find_map(|k| text(k))
