@@ -293,3 +293,43 @@ func test_custom_shaders_with_either_lookup() -> void:
 	check(image_diff(shots["VAT_INSTANCE"], empty)["mean_abs"] > 1.0, "the crowd was drawn (the test can fail)")
 	# Custom data per actor, through the GPU frame and the CPU frame.
 	await _compare("custom_data", _grid(soldier_body(), 6, 1.5, Vector3(-4, 0, 0), _custom_material("VAT_INSTANCE")))
+
+
+## A moving crowd whose actors change clips (their new states go through the recent-state layers,
+## read by the pass as by the shader) in LOD bands: the same levels and picture in both frames.
+func test_moving_crowd_changing_clips_in_lod_bands() -> void:
+	stage(Vector3(0, 4, 0), Vector3(0, 2, -40))
+	var va := _soldier_lod()
+	var setup := func(driven: bool) -> AnimatedActorMeshInstance:
+		var crowd := AnimatedActorMeshInstance.new()
+		crowd.gpu_driven = driven
+		crowd.models = [va] as Array[VertexAnimation]
+		crowd.paused = true
+		var positions := PackedVector3Array()
+		var yaws := PackedFloat32Array()
+		var clips := PackedInt32Array()
+		var starts := PackedFloat32Array()
+		for i in 20:
+			for j in 20:
+				positions.append(Vector3(i * 12.0 - 120.0, 0, -j * 12.0 - 10.0))
+				yaws.append(0.3 * i)
+				clips.append(0)
+				starts.append(0.0)
+		crowd.set_actors(positions, yaws, clips, starts)
+		crowd.set_model_actors(0, PackedInt32Array(range(positions.size())))
+		crowd.submit()
+		# Everyone moves a little, and one in ten plays another clip: recent states.
+		var placements := PackedVector4Array()
+		for i in positions.size():
+			placements.append(Vector4(positions[i].x + 0.5, 0, positions[i].z - 0.5, yaws[i]))
+		crowd.set_actor_placements(placements)
+		var ids := PackedInt32Array(range(0, positions.size(), 10))
+		var new_clips := PackedInt32Array()
+		var new_starts := PackedFloat32Array()
+		for id in ids:
+			new_clips.append(1)
+			new_starts.append(0.0)
+		crowd.set_actor_clips(ids, new_clips, new_starts)
+		crowd.submit()
+		return crowd
+	await _compare("moving_clips_lod_bands", setup)

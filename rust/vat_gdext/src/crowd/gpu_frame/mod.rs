@@ -165,29 +165,11 @@ impl GpuFrame {
     }
 
     /// The counters read back since the last call (see `vat_core::crowd::COUNTER_SLOTS`), if new
-    /// ones arrived. Asks for the last run's when the newest read back are older and none is on
-    /// its way (a run while a read-back was pending does not ask itself).
+    /// ones arrived: the newest run's that came back.
     pub fn poll(&mut self) -> Option<Vec<u32>> {
-        let (out, ask) = {
-            let mut r = self.readback.lock().unwrap_or_else(|e| e.into_inner());
-            let out = r.fresh.then(|| r.counters.clone()).flatten();
-            r.fresh = false;
-            (out, !r.reading && r.run < self.runs)
-        };
-        if ask {
-            let side = Arc::clone(&self.side);
-            let readback = Arc::clone(&self.readback);
-            let job =
-                Callable::from_sync_fn("vat_crowd_counters_again", move |_: &[&Variant]| {
-                    if let Some(mut rd) = RenderingServer::singleton().get_rendering_device() {
-                        side.lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .read_back(&mut rd, &readback);
-                    }
-                    Variant::nil()
-                });
-            RenderingServer::singleton().call_on_render_thread(&job);
-        }
+        let mut r = self.readback.lock().unwrap_or_else(|e| e.into_inner());
+        let out = r.fresh.then(|| r.counters.clone()).flatten();
+        r.fresh = false;
         out
     }
 

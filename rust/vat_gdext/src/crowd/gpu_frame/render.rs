@@ -72,10 +72,8 @@ pub struct FramePlan {
 pub struct Readback {
     /// The counters of the last frame read back (see `vat_core::crowd::COUNTER_SLOTS`).
     pub counters: Option<Vec<u32>>,
-    /// The run they are from.
+    /// The run they are from (a read-back of an older run that arrives later is dropped).
     pub run: u64,
-    /// A read-back is on its way.
-    pub reading: bool,
     /// A new read-back arrived since the main thread last looked.
     pub fresh: bool,
     /// Why the pass cannot run, once known.
@@ -325,27 +323,22 @@ impl RenderSide {
         self.read_back(rd, readback);
     }
 
-    /// Asks for the last run's counters, unless a read-back is on its way (the main thread asks
-    /// again once it arrives if a later run's are still wanted).
-    pub fn read_back(&mut self, rd: &mut Gd<RenderingDevice>, readback: &Arc<Mutex<Readback>>) {
+    /// Asks for this run's counters. Every run asks (the download is recorded in order, after
+    /// the pass and before the next run clears them), so they come back as soon as the frames in
+    /// flight allow, and a late arrival of an older run is dropped.
+    fn read_back(&mut self, rd: &mut Gd<RenderingDevice>, readback: &Arc<Mutex<Readback>>) {
         let (run, words) = self.last_run;
         if !self.counters.rid.is_valid() {
             return;
         }
-        {
-            let mut r = readback.lock().unwrap_or_else(|e| e.into_inner());
-            if r.reading {
-                return;
-            }
-            r.reading = true;
-        }
         let out = Arc::clone(readback);
         let callback = Callable::from_sync_fn("vat_crowd_counters", move |args: &[&Variant]| {
             let mut r = out.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(bytes) = args
-                .first()
-                .and_then(|v| v.try_to::<PackedByteArray>().ok())
-            {
+            if let (true, Some(bytes)) = (
+                run > r.run,
+                args.first()
+                    .and_then(|v| v.try_to::<PackedByteArray>().ok()),
+            ) {
                 let words: Vec<u32> = bytes
                     .as_slice()
                     .chunks_exact(4)
@@ -355,7 +348,6 @@ impl RenderSide {
                 r.run = run;
                 r.fresh = true;
             }
-            r.reading = false;
         });
         let err = rd
             .buffer_get_data_async_ex(self.counters.rid, &callback)
@@ -363,7 +355,7 @@ impl RenderSide {
             .size_bytes(words * 4)
             .done();
         if err != godot::global::Error::OK {
-            readback.lock().unwrap_or_else(|e| e.into_inner()).reading = false;
+            godot_error!("vat_crowd: the crowd frame's counters could not be read back: {err:?}");
         }
     }
 
