@@ -17,9 +17,7 @@ pub struct DataTexture {
     /// `vat_core::crowd::item_limit`): growth stops there, callers refuse more.
     max_items: usize,
     bytes: PackedByteArray,
-    image: Gd<Image>,
     texture: Option<Gd<ImageTexture>>,
-    tiny: PackedByteArray,
     changed: bool,
     /// Bytes handed to the engine by every upload so far.
     sent: u64,
@@ -42,9 +40,7 @@ impl DataTexture {
             capacity: 0,
             max_items: vat_core::crowd::item_limit(texels_per_item as u32, max_texture_size),
             bytes: PackedByteArray::new(),
-            image: Image::new_gd(),
             texture: None,
-            tiny: PackedByteArray::from(vec![0u8; bytes_per_texel].as_slice()),
             changed: true,
             sent: 0,
         };
@@ -123,24 +119,24 @@ impl DataTexture {
             self.bytes.len(),
             width as usize * height as usize * self.bytes_per_texel
         );
-        self.image
-            .set_data(width, height, false, self.format, &self.bytes);
+        // A new image per upload, sharing the bytes (copy-on-write): with a separate render
+        // thread the engine holds it until that thread uploads it, so reusing one image (as this
+        // did) let the next frame change it under the queued upload. Once the engine lets it go,
+        // the bytes are ours alone again and writing them next frame copies nothing.
+        let image = Image::create_from_data(width, height, false, self.format, &self.bytes)
+            .expect("a data image of whole rows");
         self.sent += self.bytes.len() as u64;
-        let created = match &mut self.texture {
+        match &mut self.texture {
             Some(texture) => {
-                texture.update(&self.image);
+                texture.update(&image);
                 None
             }
             None => {
-                let texture =
-                    ImageTexture::create_from_image(&self.image).expect("valid data image");
+                let texture = ImageTexture::create_from_image(&image).expect("valid data image");
                 self.texture = Some(texture.clone());
                 Some(texture)
             }
-        };
-        // Let go of the image's share of the bytes, so writing them next frame copies nothing.
-        self.image.set_data(1, 1, false, self.format, &self.tiny);
-        created
+        }
     }
 }
 
