@@ -159,9 +159,60 @@ func capture_vat(va: VertexAnimation, clip: int, t: float) -> Image:
 	crowd.time = t
 	crowd.submit()
 	var b := await capture()
+	check_godot_materials(crowd, va)
 	crowd.queue_free()
 	await frames(1)
 	return b
+
+
+## Checks that every surface of `crowd` whose source material in `va` is a BaseMaterial3D (or a
+## ShaderMaterial) draws with Godot's own shader for it (or the source's shader) plus the VAT
+## stage, not the shipped stand-in.
+##
+## Not in the Mobile renderer, which keeps the shipped shader (see docs/api.md, Default
+## materials): there the surfaces must draw with the shipped stand-in.
+func check_godot_materials(crowd: Node, va: VertexAnimation) -> void:
+	var mobile := RenderingServer.get_current_rendering_method() == "mobile"
+	var checked := 0
+	for child in crowd.get_children(true):
+		var mmi := child as MultiMeshInstance3D
+		if mmi == null or mmi.multimesh == null:
+			continue
+		var mesh: Mesh = mmi.multimesh.mesh if mmi.multimesh.mesh != null else mmi.get_meta("_vat_mesh", null)
+		if mesh == null:
+			continue
+		for s in mesh.get_surface_count():
+			var source := _source_material(va, mesh.surface_get_name(s), s)
+			if not (source is BaseMaterial3D or source is ShaderMaterial):
+				continue
+			var m := mesh.surface_get_material(s) as ShaderMaterial
+			checked += 1
+			if mobile:
+				if not check(m != null and not m.get_meta("vat_crowd_native", false),
+						"surface %d of %s keeps the shipped shader in Mobile" % [s, child.name]):
+					return
+				continue
+			if not check(m != null and m.shader != null and m.shader.code.contains("vat_vertex_frame(") \
+					and m.get_meta("vat_crowd_native", false),
+					"surface %d of %s draws with Godot's own material code and the VAT stage" % [s, child.name]):
+				return
+	check(checked > 0 or not _has_base_material(va), "the crowd's surfaces were found")
+
+
+func _source_material(va: VertexAnimation, surface_name: String, s: int) -> Material:
+	var lod0 := va.get_lod_mesh(0)
+	for j in lod0.get_surface_count():
+		if not surface_name.is_empty() and lod0.surface_get_name(j) == surface_name:
+			return lod0.surface_get_material(j)
+	return lod0.surface_get_material(mini(s, lod0.get_surface_count() - 1))
+
+
+func _has_base_material(va: VertexAnimation) -> bool:
+	var lod0 := va.get_lod_mesh(0)
+	for j in lod0.get_surface_count():
+		if lod0.surface_get_material(j) is BaseMaterial3D or lod0.surface_get_material(j) is ShaderMaterial:
+			return true
+	return false
 
 
 ## Checks `b` against the reference `a` with the render-equivalence limits (mean absolute

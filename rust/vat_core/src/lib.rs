@@ -19,6 +19,7 @@
 //! * [`clip`]: plan which frames each clip bakes and how the shader samples them.
 //! * [`lod_distance`]: the LOD formula the bake and the crowd nodes share.
 //! * [`clock`]: keep the shader's f32 time small with an f64 clock that rebases.
+//! * [`shader_splice`]: splice the VAT stage into Godot's own material code.
 //! * [`layout`] holds the constants the shader shares; [`half`] the f16 conversions;
 //!   [`octahedral`] the normal encoding; [`bounds`] boxes; [`error`] the one error type.
 //!
@@ -37,3 +38,4 @@ pub mod layout;
 pub mod lod_distance;
 pub mod lod_mesh;
 pub mod octahedral;
+pub mod shader_splice;

@@ -4,6 +4,7 @@ use godot::classes::base_material_3d::{Feature, ShadingMode, TextureParam};
 use godot::classes::{BaseMaterial3D, Material, Shader, ShaderMaterial};
 use godot::prelude::*;
 
+use super::native_material::{self, Lookup};
 use crate::vertex_animation::VertexAnimation;
 
 /// Where `cargo xtask build` puts the shipped shader inside the addon.
@@ -11,8 +12,7 @@ pub const DEFAULT_SHADER: &str = "res://addons/vat_crowd/shaders/vat_crowd.gdsha
 
 /// One ShaderMaterial per surface of `animation`'s mesh. With `override_material` (a
 /// ShaderMaterial whose shader includes vat_crowd.gdshaderinc) every surface gets its own copy of
-/// it; otherwise the shipped shader is used with each source material's albedo colour and
-/// texture, roughness, metallic and specular copied over.
+/// it; otherwise each surface's source material with the VAT stage (see [`default_material`]).
 pub fn surface_materials(
     animation: &Gd<VertexAnimation>,
     override_material: Option<&Gd<Material>>,
@@ -127,9 +127,42 @@ const FILE_STATE: RenderState = RenderState {
 /// Meta key marking a material made by [`default_material`] (not a user's override).
 const DEFAULT_META: &str = "vat_crowd_default";
 
+/// The default material for a surface whose source material is `source`: Godot's own shader for
+/// it with the VAT stage ([`native_material`]), or the shipped shader with the source's main
+/// values where that code is not (yet) there.
 fn default_material(source: Option<Gd<Material>>) -> Result<Gd<ShaderMaterial>, String> {
+    if let Some(shader_material) = source
+        .clone()
+        .and_then(|s| s.try_cast::<ShaderMaterial>().ok())
+    {
+        if let Some(mut m) = native_material::from_shader_material(&shader_material) {
+            m.set_meta(DEFAULT_META, &true.to_variant());
+            return Ok(m);
+        }
+    }
     let base = source.and_then(|s| s.try_cast::<BaseMaterial3D>().ok());
-    let state = base.as_ref().map_or(FILE_STATE, RenderState::of);
+    let pending = match &base {
+        Some(b) => match native_material::lookup(b) {
+            Lookup::Ready(mut m) => {
+                m.set_meta(DEFAULT_META, &true.to_variant());
+                return Ok(m);
+            }
+            Lookup::Pending => true,
+            Lookup::Unavailable => false,
+        },
+        None => false,
+    };
+    let m = shipped_material(base.as_ref())?;
+    if let (true, Some(b)) = (pending, &base) {
+        native_material::wait_for(&m, b);
+    }
+    Ok(m)
+}
+
+/// The shipped shader with `base`'s albedo, roughness, metallic, specular, vertex colour,
+/// emission and UV1 values.
+fn shipped_material(base: Option<&Gd<BaseMaterial3D>>) -> Result<Gd<ShaderMaterial>, String> {
+    let state = base.map_or(FILE_STATE, RenderState::of);
     let shader = default_shader(state)?;
     let mut m = ShaderMaterial::new_gd();
     m.set_shader(&shader);

@@ -17,6 +17,7 @@ pub mod looks;
 pub mod material;
 pub mod model_data;
 mod model_gpu;
+pub mod native_material;
 pub mod node_api;
 pub mod node_queries;
 pub mod preview;
