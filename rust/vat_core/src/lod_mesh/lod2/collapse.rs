@@ -74,7 +74,7 @@ impl Keep {
     }
 }
 
-/// One candidate collapse in the queue (smallest cost first).
+/// One candidate collapse (its place in the queue is a [`Queued`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Candidate {
     cost: f64,
@@ -85,15 +85,59 @@ struct Candidate {
     stamps: (u32, u32),
 }
 
-impl Eq for Candidate {}
-impl PartialOrd for Candidate {
+/// A queue entry: a candidate's cost and its slot in [`Queue::slots`]. Ordered by cost alone
+/// (smallest first), as the candidates themselves would be, so the queue pops them in the same
+/// order; small entries make its sifting cheap.
+#[derive(Debug, Clone, Copy)]
+struct Queued {
+    cost: f64,
+    slot: u32,
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl Ord for Candidate {
+impl Ord for Queued {
     fn cmp(&self, other: &Self) -> Ordering {
         other.cost.total_cmp(&self.cost)
+    }
+}
+
+/// The candidates, cheapest first; popped slots are reused.
+#[derive(Default)]
+struct Queue {
+    heap: BinaryHeap<Queued>,
+    slots: Vec<Candidate>,
+    free: Vec<u32>,
+}
+
+impl Queue {
+    fn push(&mut self, c: Candidate) {
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = c;
+                slot
+            }
+            None => {
+                self.slots.push(c);
+                self.slots.len() as u32 - 1
+            }
+        };
+        self.heap.push(Queued { cost: c.cost, slot });
+    }
+
+    fn pop(&mut self) -> Option<Candidate> {
+        let Queued { slot, .. } = self.heap.pop()?;
+        self.free.push(slot);
+        Some(self.slots[slot as usize])
     }
 }
 
@@ -108,10 +152,17 @@ struct State {
     around: Vec<Vec<u32>>,
     stamps: Vec<u32>,
     weight: f32,
-    /// Per pose, each vertex's position in that pose.
-    poses: Vec<Vec<Vec3>>,
-    /// Per pose, each vertex's quadric of its triangles' planes in that pose.
-    pose_quadrics: Vec<Vec<Quadric>>,
+    /// Number of poses.
+    pose_count: usize,
+    /// Vertex-major: vertex `v`'s position in pose `p` at `v * pose_count + p`.
+    poses: Vec<Vec3>,
+    /// Vertex-major like `poses`: each vertex's quadric of its triangles' planes in each pose.
+    pose_quadrics: Vec<Quadric>,
+    /// Per vertex, whether a neighbour has another bone centre (see [`State::is_joint`]), kept
+    /// up to date as collapses change neighbours and centres.
+    joint: Vec<bool>,
+    /// Scratch lists for [`State::allowed`], kept to save allocations.
+    scratch: [Vec<u32>; 3],
 }
 
 /// Collapses edges of the closed, manifold `mesh` until it has at most `target` triangles or no
@@ -159,6 +210,7 @@ pub(crate) fn collapse_to_targets(
         .chunks_exact(3)
         .map(|t| [t[0], t[1], t[2]])
         .collect();
+    let pose_count = poses.len();
     let mut s = State {
         positions: mesh.positions.clone(),
         centres: centres.to_vec(),
@@ -168,15 +220,28 @@ pub(crate) fn collapse_to_targets(
         around: vec![Vec::new(); n],
         stamps: vec![0; n],
         weight,
-        pose_quadrics: poses.iter().map(|p| quadrics(&triangles, p)).collect(),
-        poses: poses.to_vec(),
+        pose_count,
+        poses: vertex_major(&poses.iter().map(Vec::as_slice).collect::<Vec<_>>(), n),
+        pose_quadrics: vertex_major(
+            &poses
+                .iter()
+                .map(|p| quadrics(&triangles, p))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(Vec::as_slice)
+                .collect::<Vec<_>>(),
+            n,
+        ),
+        joint: Vec::new(),
+        scratch: Default::default(),
     };
     for (i, t) in s.triangles.iter().enumerate() {
         for &v in t {
             s.around[v as usize].push(i as u32);
         }
     }
-    let mut heap = BinaryHeap::new();
+    s.joint = (0..n as u32).map(|v| s.is_joint(v)).collect();
+    let mut heap = Queue::default();
     for t in &s.triangles {
         for k in 0..3 {
             let (a, b) = (t[k], t[(k + 1) % 3]);
@@ -205,7 +270,12 @@ pub(crate) fn collapse_to_targets(
         }
         count -= s.collapse(c.from, c.to, c.position);
         let to = c.to;
-        for u in s.neighbours(to) {
+        let around = s.neighbours(to);
+        // Only `to` and its neighbours changed neighbours or a neighbour's centre.
+        for &v in around.iter().chain([&to]) {
+            s.joint[v as usize] = s.is_joint(v);
+        }
+        for u in around {
             heap.push(s.candidate(to.min(u), to.max(u)));
         }
     }
@@ -215,6 +285,13 @@ pub(crate) fn collapse_to_targets(
     }
     out.into_iter()
         .map(|m| m.expect("every target answered"))
+        .collect()
+}
+
+/// `per_pose[p][v]` laid out vertex-major: element `v * per_pose.len() + p`, for `n` vertices.
+fn vertex_major<T: Copy>(per_pose: &[&[T]], n: usize) -> Vec<T> {
+    (0..n)
+        .flat_map(|v| per_pose.iter().map(move |pose| pose[v]))
         .collect()
 }
 
@@ -248,8 +325,8 @@ impl State {
         // the joint keeps a ring in place while the vertices around it go first.
         let w = f64::from(self.weight);
         let (ja, jb) = (
-            f64::from(u8::from(self.is_joint(a))),
-            f64::from(u8::from(self.is_joint(b))),
+            f64::from(u8::from(self.joint[a as usize])),
+            f64::from(u8::from(self.joint[b as usize])),
         );
         let cost = |p: Vec3| {
             let travel = ja * f64::from((p - pa).length_squared())
@@ -259,9 +336,19 @@ impl State {
         // The same error in every pose, where each option puts the kept vertex at a's or b's
         // position in that pose or halfway between them: one pass over the poses for all three.
         let mut posed = [0.0f64; 3];
-        for (pose, quadrics) in self.poses.iter().zip(&self.pose_quadrics) {
-            let q = sum(&quadrics[a as usize], &quadrics[b as usize]);
-            let (x, y) = (pose[a as usize], pose[b as usize]);
+        let np = self.pose_count;
+        let (ra, rb) = (
+            a as usize * np..(a as usize + 1) * np,
+            b as usize * np..(b as usize + 1) * np,
+        );
+        let (qa, qb) = (
+            &self.pose_quadrics[ra.clone()],
+            &self.pose_quadrics[rb.clone()],
+        );
+        let (xa, xb) = (&self.poses[ra], &self.poses[rb]);
+        for p in 0..np {
+            let q = sum(&qa[p], &qb[p]);
+            let (x, y) = (xa[p], xb[p]);
             for (total, keep) in posed.iter_mut().zip(OPTIONS) {
                 *total += quadric_error(&q, keep.pick(x, y)).max(0.0);
             }
@@ -315,42 +402,65 @@ impl State {
 
     /// Distinct neighbours of `v`.
     fn neighbours(&self, v: u32) -> Vec<u32> {
-        let mut out: Vec<u32> = self
-            .live_around(v)
-            .flat_map(|t| self.triangles[t as usize])
-            .filter(|&u| u != v)
-            .collect();
+        let mut out = Vec::new();
+        self.neighbours_into(v, &mut out);
+        out
+    }
+
+    /// [`Self::neighbours`] of `v` into `out` (cleared first), sorted.
+    fn neighbours_into(&self, v: u32, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend(
+            self.live_around(v)
+                .flat_map(|t| self.triangles[t as usize])
+                .filter(|&u| u != v),
+        );
         out.sort_unstable();
         out.dedup();
-        out
     }
 
     /// Whether collapsing `from` into `to` at `position` keeps the mesh closed, manifold and
     /// unfolded (see the module docs).
-    fn allowed(&self, from: u32, to: u32, position: Vec3) -> bool {
-        let (nf, nt) = (self.neighbours(from), self.neighbours(to));
+    fn allowed(&mut self, from: u32, to: u32, position: Vec3) -> bool {
+        let [mut nf, mut nt, mut opposite] = std::mem::take(&mut self.scratch);
+        let ok = self.allowed_with(from, to, position, [&mut nf, &mut nt, &mut opposite]);
+        self.scratch = [nf, nt, opposite];
+        ok
+    }
+
+    /// [`Self::allowed`] with three scratch lists.
+    fn allowed_with(
+        &self,
+        from: u32,
+        to: u32,
+        position: Vec3,
+        [nf, nt, opposite]: [&mut Vec<u32>; 3],
+    ) -> bool {
+        self.neighbours_into(from, nf);
+        self.neighbours_into(to, nt);
         if nf.binary_search(&to).is_err() {
             return false;
         }
-        let shared: Vec<u32> = nf
-            .iter()
-            .copied()
-            .filter(|u| nt.binary_search(u).is_ok())
-            .collect();
-        let opposite: Vec<u32> = {
-            let mut o: Vec<u32> = self
-                .live_around(from)
+        opposite.clear();
+        opposite.extend(
+            self.live_around(from)
                 .filter(|&t| self.triangles[t as usize].contains(&to))
                 .flat_map(|t| self.triangles[t as usize])
-                .filter(|&u| u != from && u != to)
-                .collect();
-            o.sort_unstable();
-            o
-        };
-        if opposite.len() != 2 || shared != opposite {
+                .filter(|&u| u != from && u != to),
+        );
+        opposite.sort_unstable();
+        // The neighbours both ends share must be exactly the two opposite their edge.
+        let mut shared = nf.iter().filter(|u| nt.binary_search(u).is_ok());
+        let shared_len = nf.iter().filter(|u| nt.binary_search(u).is_ok()).count();
+        if opposite.len() != 2
+            || shared_len != 2
+            || shared.next() != Some(&opposite[0])
+            || shared.next() != Some(&opposite[1])
+        {
             return false;
         }
-        let union = nf.len() + nt.len() - shared.len() - 2;
+        let shared = shared_len;
+        let union = nf.len() + nt.len() - shared - 2;
         if union < 3 {
             return false;
         }
@@ -402,14 +512,16 @@ impl State {
         if position == pf {
             self.centres[to as usize] = self.centres[from as usize];
         }
-        for (pose, quadrics) in self.poses.iter_mut().zip(&mut self.pose_quadrics) {
-            let q = quadrics[from as usize];
-            quadrics[to as usize]
+        let np = self.pose_count;
+        for p in 0..np {
+            let (f, t) = (from as usize * np + p, to as usize * np + p);
+            let q = self.pose_quadrics[f];
+            self.pose_quadrics[t]
                 .iter_mut()
                 .zip(q)
                 .for_each(|(x, y)| *x += y);
-            let (f, t) = (pose[from as usize], pose[to as usize]);
-            pose[to as usize] = if position == pf {
+            let (f, t) = (self.poses[f], self.poses[t]);
+            self.poses[to as usize * np + p] = if position == pf {
                 f
             } else if position == pt {
                 t
