@@ -200,18 +200,21 @@ fn lod2_candidates(
 /// counts as a hole, pink where it is only the rim a coarser outline leaves; blue where only the
 /// level covers and it counts as loss, light blue where it is within the loss distance.
 fn write_ppm(path: &str, image: &super::SilhouetteImage) {
-    use super::silhouette::{dilated, filled, LOSS_DISTANCE_PX};
-    let size = image.size as usize;
-    let inside = filled(&image.candidate, size);
-    let near = dilated(&image.original, size, LOSS_DISTANCE_PX);
-    let covered = dilated(&image.candidate, size, LOSS_DISTANCE_PX);
+    use super::silhouette::{rows, LOSS_DISTANCE_PX};
+    let candidate = rows::from_bytes(&image.candidate, image.size as usize);
+    let inside = rows::to_bytes(&rows::filled(&candidate));
+    let near = rows::to_bytes(&rows::dilated(
+        &rows::from_bytes(&image.original, image.size as usize),
+        LOSS_DISTANCE_PX,
+    ));
+    let covered = rows::to_bytes(&rows::dilated(&candidate, LOSS_DISTANCE_PX));
     let mut out = format!("P6 {} {} 255\n", image.size, image.size).into_bytes();
     for (i, (&o, &c)) in image.original.iter().zip(&image.candidate).enumerate() {
         out.extend_from_slice(match (o != 0, c != 0) {
             (true, true) => &[160, 160, 160],
-            (true, false) if inside[i] || !covered[i] => &[255, 0, 0],
+            (true, false) if inside[i] != 0 || covered[i] == 0 => &[255, 0, 0],
             (true, false) => &[255, 190, 190],
-            (false, true) if !near[i] => &[0, 0, 255],
+            (false, true) if near[i] == 0 => &[0, 0, 255],
             (false, true) => &[170, 170, 255],
             (false, false) => &[255, 255, 255],
         });
