@@ -62,10 +62,11 @@ pub(crate) fn from_bytes(mask: &[u8], size: usize) -> Rows {
 /// Sets every pixel whose centre lies in triangle `p` (pixel coordinates, either winding): a
 /// centre is in when it is on the inner side of (or on) all three edges.
 ///
-/// Each edge's test is monotone along a row (its expression only grows or only shrinks with
-/// the centre's x, rounding included), so a row's inside pixels are one run: found by testing
-/// from both ends of the triangle's bounds inward, with the same expression a per-pixel loop
-/// evaluates, and set at once.
+/// Along a row, each edge's test is monotone (its expression only grows or only shrinks with
+/// the centre's x, rounding included: `x` enters once, through a subtraction and a product), so
+/// each edge lets through a prefix or a suffix of the row and the triangle a run. Each edge's
+/// end of the run is found by stepping from where the edge crosses the row, testing with the
+/// same expression a per-pixel loop evaluates; the run is set at once.
 pub(crate) fn fill_triangle(rows: &mut Rows, p: [Vec2; 3]) {
     let area = (p[1] - p[0]).perp_dot(p[2] - p[0]);
     if area == 0.0 || !area.is_finite() {
@@ -78,18 +79,61 @@ pub(crate) fn fill_triangle(rows: &mut Rows, p: [Vec2; 3]) {
     let y0 = (lo.y - 0.5).ceil().max(0.0) as i32;
     let x1 = ((hi.x - 0.5).floor() as i32).min(size - 1);
     let y1 = ((hi.y - 0.5).floor() as i32).min(size - 1);
+    if x0 > x1 {
+        return;
+    }
     let sign = area.signum();
     let edges = [0, 1, 2].map(|k| (p[k], p[(k + 1) % 3] - p[k]));
-    for y in y0..=y1 {
+    'rows: for y in y0..=y1 {
         let cy = y as f32 + 0.5;
-        let inside = |x: i32| {
-            let c = Vec2::new(x as f32 + 0.5, cy);
-            edges.iter().all(|&(a, e)| e.perp_dot(c - a) * sign >= 0.0)
-        };
-        let Some(first) = (x0..=x1).find(|&x| inside(x)) else {
-            continue;
-        };
-        let last = (first..=x1).rev().find(|&x| inside(x)).unwrap_or(first);
+        let (mut first, mut last) = (x0, x1);
+        for &(a, e) in &edges {
+            let passes = |x: i32| e.perp_dot(Vec2::new(x as f32 + 0.5, cy) - a) * sign >= 0.0;
+            // The test's value falls with x where `e.y * sign` is positive, rises where it is
+            // negative, and does not change where it is zero.
+            let slope = e.y * sign;
+            if slope == 0.0 {
+                if !passes(x0) {
+                    continue 'rows;
+                }
+                continue;
+            }
+            // Where the edge's line crosses the row: a first guess, then exact steps.
+            let guess = (a.x + e.x * (cy - a.y) / e.y - 0.5).round();
+            let mut x = if guess.is_nan() {
+                x0
+            } else {
+                (guess as i32).clamp(first, last)
+            };
+            if slope > 0.0 {
+                // A prefix passes: its last pixel bounds the run from the right.
+                if passes(x) {
+                    while x < last && passes(x + 1) {
+                        x += 1;
+                    }
+                } else {
+                    while x >= first && !passes(x) {
+                        x -= 1;
+                    }
+                }
+                last = x;
+            } else {
+                // A suffix passes: its first pixel bounds the run from the left.
+                if passes(x) {
+                    while x > first && passes(x - 1) {
+                        x -= 1;
+                    }
+                } else {
+                    while x <= last && !passes(x) {
+                        x += 1;
+                    }
+                }
+                first = x;
+            }
+            if first > last {
+                continue 'rows;
+            }
+        }
         rows[y as usize] |= span(first as usize, last as usize);
     }
 }
