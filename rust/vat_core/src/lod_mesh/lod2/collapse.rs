@@ -17,6 +17,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use glam::{DVec3, Vec3};
+use rayon::prelude::*;
 
 use super::surface::{compact_mapped, Mesh};
 
@@ -224,7 +225,7 @@ pub(crate) fn collapse_to_targets(
         poses: vertex_major(&poses.iter().map(Vec::as_slice).collect::<Vec<_>>(), n),
         pose_quadrics: vertex_major(
             &poses
-                .iter()
+                .par_iter()
                 .map(|p| quadrics(&triangles, p))
                 .collect::<Vec<_>>()
                 .iter()
@@ -240,15 +241,24 @@ pub(crate) fn collapse_to_targets(
             s.around[v as usize].push(i as u32);
         }
     }
-    s.joint = (0..n as u32).map(|v| s.is_joint(v)).collect();
+    s.joint = (0..n as u32)
+        .into_par_iter()
+        .map(|v| s.is_joint(v))
+        .collect();
+    // Every edge's first candidate, worked out in parallel and queued in edge order.
+    let first: Vec<Candidate> = s
+        .triangles
+        .par_iter()
+        .flat_map_iter(|t| {
+            (0..3)
+                .map(|k| (t[k], t[(k + 1) % 3]))
+                .filter(|(a, b)| a < b)
+                .map(|(a, b)| s.candidate(a, b))
+        })
+        .collect();
     let mut heap = Queue::default();
-    for t in &s.triangles {
-        for k in 0..3 {
-            let (a, b) = (t[k], t[(k + 1) % 3]);
-            if a < b {
-                heap.push(s.candidate(a, b));
-            }
-        }
+    for c in first {
+        heap.push(c);
     }
     // The targets largest first, each with its place in the answer.
     let mut order: Vec<usize> = (0..targets.len()).collect();

@@ -134,7 +134,7 @@ impl<'a> Remesh<'a> {
     /// piece's source triangles there, plus its offset from that point in the reference pose.
     fn in_poses(&self, vertices: &[u32]) -> Vec<Vec<Vec3>> {
         let hits: Vec<_> = vertices
-            .iter()
+            .par_iter()
             .map(|&v| {
                 let p = self.mesh.positions[v as usize];
                 let piece = self.piece_of[v as usize];
@@ -153,7 +153,7 @@ impl<'a> Remesh<'a> {
             })
             .collect();
         self.shape_poses
-            .iter()
+            .par_iter()
             .map(|pose| {
                 hits.iter()
                     .map(|(corners, weights, offset)| {
@@ -352,7 +352,7 @@ fn bone_centres(
         e.1 += 1.0;
     }
     mesh.positions
-        .iter()
+        .par_iter()
         .map(|&p| {
             let hit = tris.bvh.nearest(p).expect("the BVH was checked non-empty");
             let corners = tris.triangles[hit.triangle as usize];
