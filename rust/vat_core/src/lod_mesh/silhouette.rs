@@ -211,29 +211,37 @@ impl Framing {
     }
 }
 
-/// Fills the triangles `triangles` of the points `screen` (on the screen plane) whose faces
-/// show: all if `double_sided`, else the front faces.
-fn fill_shown(
-    mask: &mut Rows,
-    screen: &[Vec2],
-    triangles: &[u32],
-    double_sided: bool,
-    framing: Framing,
-) {
+/// Points on the screen plane of `framing` and in its pixels, one pair per point.
+struct Projected {
+    screen: Vec<Vec2>,
+    pixels: Vec<Vec2>,
+}
+
+impl Projected {
+    fn new(points: &[Vec3], framing: Framing) -> Self {
+        let screen: Vec<Vec2> = points.iter().map(|&p| framing.project(p)).collect();
+        let pixels = screen.iter().map(|&q| framing.to_pixels(q)).collect();
+        Self { screen, pixels }
+    }
+}
+
+/// Fills the triangles `triangles` of the points `at` whose faces show: all if
+/// `double_sided`, else the front faces (as seen on the screen plane).
+fn fill_shown(mask: &mut Rows, at: &Projected, triangles: &[u32], double_sided: bool) {
     for t in triangles.chunks_exact(3) {
-        let p = [0, 1, 2].map(|k| screen[t[k] as usize]);
-        if double_sided || front_facing(p[0], p[1], p[2]) {
-            rows::fill_triangle(mask, p.map(|q| framing.to_pixels(q)));
+        let (a, b, c) = (t[0] as usize, t[1] as usize, t[2] as usize);
+        if double_sided || front_facing(at.screen[a], at.screen[b], at.screen[c]) {
+            rows::fill_triangle(mask, [at.pixels[a], at.pixels[b], at.pixels[c]]);
         }
     }
 }
 
 /// The source's mask in `pose`.
 pub(crate) fn source_mask(source: &LodSource, pose: &[Vec3], framing: Framing) -> Rows {
-    let screen: Vec<Vec2> = pose.iter().map(|&p| framing.project(p)).collect();
+    let at = Projected::new(pose, framing);
     let mut mask = rows::EMPTY;
     for s in &source.surfaces {
-        fill_shown(&mut mask, &screen, &s.indices, s.double_sided, framing);
+        fill_shown(&mut mask, &at, &s.indices, s.double_sided);
     }
     mask
 }
@@ -247,14 +255,14 @@ pub(crate) fn level_mask(
     lod: &[Vec3],
     framing: Framing,
 ) -> Rows {
-    let screen: Vec<Vec2> = lod.iter().map(|&p| framing.project(p)).collect();
+    let at = Projected::new(lod, framing);
     let mut mask = rows::EMPTY;
     for s in &chain.levels[level].surfaces {
         let double_sided = source
             .surfaces
             .get(s.source_surface as usize)
             .is_some_and(|s| s.double_sided);
-        fill_shown(&mut mask, &screen, &s.indices, double_sided, framing);
+        fill_shown(&mut mask, &at, &s.indices, double_sided);
     }
     mask
 }

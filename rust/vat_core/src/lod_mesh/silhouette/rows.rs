@@ -68,10 +68,6 @@ pub(crate) fn from_bytes(mask: &[u8], size: usize) -> Rows {
 /// end of the run is found by stepping from where the edge crosses the row, testing with the
 /// same expression a per-pixel loop evaluates; the run is set at once.
 pub(crate) fn fill_triangle(rows: &mut Rows, p: [Vec2; 3]) {
-    let area = (p[1] - p[0]).perp_dot(p[2] - p[0]);
-    if area == 0.0 || !area.is_finite() {
-        return;
-    }
     let size = SIZE as i32;
     let lo = p[0].min(p[1]).min(p[2]);
     let hi = p[0].max(p[1]).max(p[2]);
@@ -79,7 +75,12 @@ pub(crate) fn fill_triangle(rows: &mut Rows, p: [Vec2; 3]) {
     let y0 = (lo.y - 0.5).ceil().max(0.0) as i32;
     let x1 = ((hi.x - 0.5).floor() as i32).min(size - 1);
     let y1 = ((hi.y - 0.5).floor() as i32).min(size - 1);
-    if x0 > x1 {
+    // Most triangles of a detailed character hold no pixel centre at all.
+    if x0 > x1 || y0 > y1 {
+        return;
+    }
+    let area = (p[1] - p[0]).perp_dot(p[2] - p[0]);
+    if area == 0.0 || !area.is_finite() {
         return;
     }
     let sign = area.signum();
