@@ -71,10 +71,10 @@ pub(crate) fn fill_triangle(rows: &mut Rows, p: [Vec2; 3]) {
     let size = SIZE as i32;
     let lo = p[0].min(p[1]).min(p[2]);
     let hi = p[0].max(p[1]).max(p[2]);
-    let x0 = (lo.x - 0.5).ceil().max(0.0) as i32;
-    let y0 = (lo.y - 0.5).ceil().max(0.0) as i32;
-    let x1 = ((hi.x - 0.5).floor() as i32).min(size - 1);
-    let y1 = ((hi.y - 0.5).floor() as i32).min(size - 1);
+    let x0 = ceil_to_int(lo.x - 0.5).max(0);
+    let y0 = ceil_to_int(lo.y - 0.5).max(0);
+    let x1 = floor_to_int(hi.x - 0.5).min(size - 1);
+    let y1 = floor_to_int(hi.y - 0.5).min(size - 1);
     // Most triangles of a detailed character hold no pixel centre at all.
     if x0 > x1 || y0 > y1 {
         return;
@@ -85,10 +85,25 @@ pub(crate) fn fill_triangle(rows: &mut Rows, p: [Vec2; 3]) {
     }
     let sign = area.signum();
     let edges = [0, 1, 2].map(|k| (p[k], p[(k + 1) % 3] - p[k]));
+    if x1 - x0 < NARROW {
+        // A narrow triangle: every pixel tested, as cheap as finding the ends.
+        for y in y0..=y1 {
+            let cy = y as f32 + 0.5;
+            for x in x0..=x1 {
+                let c = Vec2::new(x as f32 + 0.5, cy);
+                if edges.iter().all(|&(a, e)| e.perp_dot(c - a) * sign >= 0.0) {
+                    rows[y as usize] |= 1u128 << x;
+                }
+            }
+        }
+        return;
+    }
+    // Per edge, its line's x per unit of y: where it crosses a row, a first guess.
+    let run = edges.map(|(_, e)| e.x / e.y);
     'rows: for y in y0..=y1 {
         let cy = y as f32 + 0.5;
         let (mut first, mut last) = (x0, x1);
-        for &(a, e) in &edges {
+        for (&(a, e), run) in edges.iter().zip(run) {
             let passes = |x: i32| e.perp_dot(Vec2::new(x as f32 + 0.5, cy) - a) * sign >= 0.0;
             // The test's value falls with x where `e.y * sign` is positive, rises where it is
             // negative, and does not change where it is zero.
@@ -99,13 +114,9 @@ pub(crate) fn fill_triangle(rows: &mut Rows, p: [Vec2; 3]) {
                 }
                 continue;
             }
-            // Where the edge's line crosses the row: a first guess, then exact steps.
-            let guess = (a.x + e.x * (cy - a.y) / e.y - 0.5).round();
-            let mut x = if guess.is_nan() {
-                x0
-            } else {
-                (guess as i32).clamp(first, last)
-            };
+            // Where the edge's line crosses the row: a first guess (any start gives the same
+            // end; a close one saves steps), then exact steps.
+            let mut x = ((a.x + run * (cy - a.y) - 0.5) as i32).clamp(first, last);
             if slope > 0.0 {
                 // A prefix passes: its last pixel bounds the run from the right.
                 if passes(x) {
@@ -136,6 +147,29 @@ pub(crate) fn fill_triangle(rows: &mut Rows, p: [Vec2; 3]) {
             }
         }
         rows[y as usize] |= span(first as usize, last as usize);
+    }
+}
+
+/// Bounds at most this many pixels wide are tested pixel by pixel.
+const NARROW: i32 = 3;
+
+/// `v.ceil() as i32` (saturating, NaN to 0) without a call to `ceilf`.
+pub(crate) fn ceil_to_int(v: f32) -> i32 {
+    let t = v as i32;
+    if (t as f32) < v {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
+/// `v.floor() as i32` (saturating, NaN to 0) without a call to `floorf`.
+pub(crate) fn floor_to_int(v: f32) -> i32 {
+    let t = v as i32;
+    if (t as f32) > v {
+        t.saturating_sub(1)
+    } else {
+        t
     }
 }
 

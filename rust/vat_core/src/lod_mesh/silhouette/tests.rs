@@ -284,6 +284,32 @@ fn row_fills_set_the_pixels_a_per_pixel_test_sets() {
 }
 
 #[test]
+fn whole_pixel_rounding_matches_the_float_functions() {
+    for v in [
+        0.0f32,
+        -0.0,
+        0.5,
+        -0.5,
+        1.0,
+        -1.0,
+        1.5,
+        -1.5,
+        119.49,
+        2.5e9,
+        -2.5e9,
+        1.6e7 + 1.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE,
+    ] {
+        assert_eq!(rows::ceil_to_int(v), v.ceil() as i32, "ceil {v}");
+        assert_eq!(rows::floor_to_int(v), v.floor() as i32, "floor {v}");
+    }
+}
+
+#[test]
 fn row_floods_and_dilations_match_per_pixel_ones() {
     let size = SILHOUETTE_SIZE as usize;
     let mut random = Random(0xd1a7);
