@@ -74,6 +74,10 @@ pub fn build_checked_chain(
 /// Finer automatic voxel sizes tried after the default, as cells along the largest extent.
 const FINER_CELLS: [f32; 1] = [64.0];
 
+/// LOD2 candidates built at once after the first: a pair keeps two cores busy, and at most one
+/// is built in vain when the first of them passes.
+const BUILT_TOGETHER: usize = 2;
+
 /// LOD2's triangle targets, as multiples of `lod2_triangles`: a target whose candidates all
 /// fail the check is followed by the next, up to half of LOD1's triangles.
 const TARGET_STEPS: [u32; 3] = [1, 2, 4];
@@ -163,12 +167,16 @@ fn best_lod2_with(
         .iter()
         .flat_map(|&voxel| [(voxel, false), (voxel, true)])
         .collect();
-    // The first variant alone (it often passes, and is the cheapest), then the others built
-    // together (in parallel); all checked in order.
+    // The first variant alone (it often passes, and is the cheapest), then the others two at a
+    // time (built in parallel, which keeps both cores busy through their serial steps); all
+    // checked in order, and none built after the first that passes.
     let (first, others) = variants.split_at(1);
+    let groups: Vec<&[(f32, bool)]> = std::iter::once(first)
+        .chain(others.chunks(BUILT_TOGETHER))
+        .collect();
     'targets: for target in targets {
-        for built in [first, others]
-            .into_iter()
+        for built in groups
+            .iter()
             .flat_map(|some| search.candidates(target, some))
         {
             let (level, columns) = match built {
