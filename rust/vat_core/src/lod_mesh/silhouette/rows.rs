@@ -75,8 +75,16 @@ pub(crate) fn fill_triangle(rows: &mut Rows, p: [Vec2; 3]) {
     let y0 = ceil_to_int(lo.y - 0.5).max(0);
     let x1 = floor_to_int(hi.x - 0.5).min(size - 1);
     let y1 = floor_to_int(hi.y - 0.5).min(size - 1);
-    // Most triangles of a detailed character hold no pixel centre at all.
+    // Most triangles of a detailed character hold no pixel centre at all, and many inside the
+    // outline lie where every pixel of their bounds is already set.
     if x0 > x1 || y0 > y1 {
+        return;
+    }
+    let bounds = span(x0 as usize, x1 as usize);
+    if rows[y0 as usize..=y1 as usize]
+        .iter()
+        .all(|r| r & bounds == bounds)
+    {
         return;
     }
     let area = (p[1] - p[0]).perp_dot(p[2] - p[0]);

@@ -262,6 +262,8 @@ fn reference_dilated(mask: &[u8], size: usize, radius: i32) -> Vec<u8> {
 fn row_fills_set_the_pixels_a_per_pixel_test_sets() {
     let size = SILHOUETTE_SIZE as usize;
     let mut random = Random(0x5eed);
+    // Also all of them into one mask, where later ones often land on pixels already set.
+    let (mut all, mut all_want) = (rows::EMPTY, vec![0u8; size * size]);
     // Big and tiny triangles, slivers, some reaching out of the frame, some degenerate.
     for round in 0..3000 {
         let reach = [4.0, 30.0, 200.0][round % 3];
@@ -280,6 +282,11 @@ fn row_fills_set_the_pixels_a_per_pixel_test_sets() {
         let mut got = rows::EMPTY;
         rows::fill_triangle(&mut got, p);
         assert_eq!(rows::to_bytes(&got), want, "triangle {p:?}");
+        if reach < 100.0 {
+            rows::fill_triangle(&mut all, p);
+            reference_fill(&mut all_want, p);
+            assert_eq!(rows::to_bytes(&all), all_want, "after triangle {p:?}");
+        }
     }
 }
 
