@@ -75,70 +75,43 @@ impl Keep {
     }
 }
 
-/// One candidate collapse (its place in the queue is a [`Queued`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One candidate collapse in the queue (smallest cost first). Small, so the queue sifts fast:
+/// the kept vertex's position is not stored but read again when the candidate is taken (it is
+/// still where it was while the candidate is current).
+#[derive(Debug, Clone, Copy)]
 struct Candidate {
     cost: f64,
     from: u32,
+    /// The vertex kept, with [`MIDDLE`] set when it moves halfway to `from`.
     to: u32,
-    position: Vec3,
     /// The two ends' versions when the candidate was made; stale once either changed.
     stamps: (u32, u32),
 }
 
-/// A queue entry: a candidate's cost and its slot in [`Queue::slots`]. Ordered by cost alone
-/// (smallest first), as the candidates themselves would be, so the queue pops them in the same
-/// order; small entries make its sifting cheap.
-#[derive(Debug, Clone, Copy)]
-struct Queued {
-    cost: f64,
-    slot: u32,
+/// The bit of [`Candidate::to`] that says the kept vertex moves to the edge's midpoint.
+const MIDDLE: u32 = 1 << 31;
+
+impl Candidate {
+    /// The vertex kept.
+    fn to(&self) -> u32 {
+        self.to & !MIDDLE
+    }
 }
 
-impl PartialEq for Queued {
+impl PartialEq for Candidate {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other).is_eq()
     }
 }
-impl Eq for Queued {}
-impl PartialOrd for Queued {
+impl Eq for Candidate {}
+impl PartialOrd for Candidate {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl Ord for Queued {
+impl Ord for Candidate {
     fn cmp(&self, other: &Self) -> Ordering {
         other.cost.total_cmp(&self.cost)
-    }
-}
-
-/// The candidates, cheapest first; popped slots are reused.
-#[derive(Default)]
-struct Queue {
-    heap: BinaryHeap<Queued>,
-    slots: Vec<Candidate>,
-    free: Vec<u32>,
-}
-
-impl Queue {
-    fn push(&mut self, c: Candidate) {
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize] = c;
-                slot
-            }
-            None => {
-                self.slots.push(c);
-                self.slots.len() as u32 - 1
-            }
-        };
-        self.heap.push(Queued { cost: c.cost, slot });
-    }
-
-    fn pop(&mut self) -> Option<Candidate> {
-        let Queued { slot, .. } = self.heap.pop()?;
-        self.free.push(slot);
-        Some(self.slots[slot as usize])
     }
 }
 
@@ -206,6 +179,10 @@ pub(crate) fn collapse_to_targets(
     targets: &[usize],
 ) -> Vec<(Mesh, Vec<u32>)> {
     let n = mesh.positions.len();
+    assert!(
+        n < MIDDLE as usize,
+        "{n} vertices; a candidate keeps a flag in bit 31"
+    );
     let triangles: Vec<[u32; 3]> = mesh
         .indices
         .chunks_exact(3)
@@ -256,7 +233,7 @@ pub(crate) fn collapse_to_targets(
                 .map(|(a, b)| s.candidate(a, b))
         })
         .collect();
-    let mut heap = Queue::default();
+    let mut heap = BinaryHeap::new();
     for c in first {
         heap.push(c);
     }
@@ -273,13 +250,20 @@ pub(crate) fn collapse_to_targets(
             continue;
         }
         let Some(c) = heap.pop() else { break };
-        if (s.stamps[c.from as usize], s.stamps[c.to as usize]) != c.stamps
-            || !s.allowed(c.from, c.to, c.position)
-        {
+        let to = c.to();
+        if (s.stamps[c.from as usize], s.stamps[to as usize]) != c.stamps {
             continue;
         }
-        count -= s.collapse(c.from, c.to, c.position);
-        let to = c.to;
+        let (pf, pt) = (s.positions[c.from as usize], s.positions[to as usize]);
+        let position = if c.to & MIDDLE != 0 {
+            (pf + pt) * 0.5
+        } else {
+            pt
+        };
+        if !s.allowed(c.from, to, position) {
+            continue;
+        }
+        count -= s.collapse(c.from, to, position);
         let around = s.neighbours(to);
         // Only `to` and its neighbours changed neighbours or a neighbour's centre.
         for &v in around.iter().chain([&to]) {
@@ -377,8 +361,11 @@ impl State {
         Candidate {
             cost: totals[best],
             from,
-            to,
-            position: keep.pick(pa, pb),
+            to: if keep == Keep::Middle {
+                to | MIDDLE
+            } else {
+                to
+            },
             stamps: (self.stamps[from as usize], self.stamps[to as usize]),
         }
     }
