@@ -66,14 +66,25 @@ pub(super) fn simplify_closed_with(
             && manifold::bad_edges(indices).is_empty()
             && !manifold::has_doubled_triangles(indices)
     };
-    let mut start = None;
-    for factor in [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0] {
+    let simplified = |factor: f32| {
         let goal = (target as f32 * factor) as usize;
         let run = || surface::simplify(mesh, goal, &attributes, BONE_WEIGHT, &locks);
-        let indices = match shared {
+        match shared {
             Some(shared) => shared.simplified(goal, run),
             None => run(),
-        };
+        }
+    };
+    let mut start = None;
+    // Two goals at a time (in parallel; the second is built in vain only when the first
+    // passes), looked at in order.
+    let results = GOAL_FACTORS.chunks(2).flat_map(|pair| match *pair {
+        [a, b] => {
+            let (a, b) = rayon::join(|| simplified(a), || simplified(b));
+            vec![a, b]
+        }
+        _ => pair.iter().map(|&f| simplified(f)).collect(),
+    });
+    for indices in results {
         if closed(&indices) {
             let (m, old) = surface::compact_mapped(&mesh.positions, &indices);
             if m.indices.len() / 3 <= target {
@@ -130,6 +141,10 @@ pub(super) fn simplify_closed_with(
     let old = kept.iter().map(|&k| old[k as usize]).collect();
     Ok((out, old))
 }
+
+/// meshoptimizer's goals, as multiples of the target, tried in turn until one keeps the mesh
+/// closed and manifold.
+const GOAL_FACTORS: [f32; 7] = [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0];
 
 /// Per vertex of `mesh`, its connected component (through triangles), numbered from 0.
 pub(super) fn components(mesh: &surface::Mesh) -> Vec<u32> {
