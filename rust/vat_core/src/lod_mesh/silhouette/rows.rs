@@ -112,7 +112,10 @@ pub(crate) fn fill_triangle(rows: &mut Rows, p: [Vec2; 3]) {
         let cy = y as f32 + 0.5;
         let (mut first, mut last) = (x0, x1);
         for (&(a, e), run) in edges.iter().zip(run) {
-            let passes = |x: i32| e.perp_dot(Vec2::new(x as f32 + 0.5, cy) - a) * sign >= 0.0;
+            // `e.perp_dot(c - a)` for the centre `c` of pixel `x` of this row, its first
+            // product worked out once per row (the same operations in the same order).
+            let row_part = e.x * (cy - a.y);
+            let passes = |x: i32| (row_part - e.y * ((x as f32 + 0.5) - a.x)) * sign >= 0.0;
             // The test's value falls with x where `e.y * sign` is positive, rises where it is
             // negative, and does not change where it is zero.
             let slope = e.y * sign;
