@@ -96,11 +96,18 @@ impl<'a> Remesh<'a> {
         };
         // Every piece's surface in one mesh (disjoint components), so one simplification spends
         // the target where the error is, whatever piece it falls on.
+        // Pieces extracted and smoothed in parallel, joined in order.
+        let extracted: Vec<surface::Mesh> = grids
+            .par_iter()
+            .map(|g| {
+                let mut m = surface::extract(g);
+                surface::smooth(&mut m, SMOOTH_ITERATIONS);
+                m
+            })
+            .collect();
         let mut mesh = surface::Mesh::default();
         let mut piece_of = Vec::new();
-        for (piece, g) in grids.iter().enumerate() {
-            let mut m = surface::extract(g);
-            surface::smooth(&mut m, SMOOTH_ITERATIONS);
+        for (piece, m) in extracted.into_iter().enumerate() {
             let offset = mesh.positions.len() as u32;
             mesh.indices.extend(m.indices.iter().map(|i| i + offset));
             mesh.positions.extend(m.positions);
