@@ -15,6 +15,7 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 use glam::{DVec3, Vec3};
 use rayon::prelude::*;
@@ -178,6 +179,33 @@ pub(crate) fn collapse_to_targets(
     poses: &[Vec<Vec3>],
     targets: &[usize],
 ) -> Vec<(Mesh, Vec<u32>)> {
+    collapse_to_targets_unless(
+        mesh,
+        centres,
+        weight,
+        poses,
+        targets,
+        &AtomicBool::new(false),
+    )
+    .expect("never stopped")
+}
+
+/// Collapses between two looks at whether a run should stop.
+const STOP_CHECK_EVERY: u32 = 1024;
+
+/// [`collapse_to_targets`], given up (`None`) soon after `stop` is set: for a run started in
+/// case it is needed.
+pub(crate) fn collapse_to_targets_unless(
+    mesh: &Mesh,
+    centres: &[Vec3],
+    weight: f32,
+    poses: &[Vec<Vec3>],
+    targets: &[usize],
+    stop: &AtomicBool,
+) -> Option<Vec<(Mesh, Vec<u32>)>> {
+    if stop.load(AtomicOrdering::Relaxed) {
+        return None;
+    }
     let n = mesh.positions.len();
     assert!(
         n < MIDDLE as usize,
@@ -233,6 +261,9 @@ pub(crate) fn collapse_to_targets(
                 .map(|(a, b)| s.candidate(a, b))
         })
         .collect();
+    if stop.load(AtomicOrdering::Relaxed) {
+        return None;
+    }
     let mut heap = BinaryHeap::new();
     for c in first {
         heap.push(c);
@@ -243,7 +274,12 @@ pub(crate) fn collapse_to_targets(
     let mut out: Vec<Option<(Mesh, Vec<u32>)>> = vec![None; targets.len()];
     let mut next = 0;
     let mut count = s.triangles.len();
+    let mut steps = 0u32;
     while next < order.len() {
+        steps = steps.wrapping_add(1);
+        if steps % STOP_CHECK_EVERY == 0 && stop.load(AtomicOrdering::Relaxed) {
+            return None;
+        }
         if count <= targets[order[next]] {
             out[order[next]] = Some(s.snapshot());
             next += 1;
@@ -277,9 +313,11 @@ pub(crate) fn collapse_to_targets(
     for &k in &order[next..] {
         out[k] = Some(s.snapshot());
     }
-    out.into_iter()
-        .map(|m| m.expect("every target answered"))
-        .collect()
+    Some(
+        out.into_iter()
+            .map(|m| m.expect("every target answered"))
+            .collect(),
+    )
 }
 
 /// `per_pose[p][v]` laid out vertex-major: element `v * per_pose.len() + p`, for `n` vertices.
