@@ -5,7 +5,9 @@
 //! (`VAT_LOD_ONLY=NAME` keeps the characters whose names contain NAME; `VAT_LOD2_TRIANGLES=N`
 //! sets the LOD2 target, 300 by default; `VAT_LOD_PICTURES=DIR` writes each level's worst view
 //! as a PPM; `VAT_LOD2_CANDIDATES=1` also builds, checks and pictures every LOD2 candidate the
-//! chain chooses from).
+//! chain chooses from). The second test, `bake_chain`, times the bake's own LOD step on the same
+//! files (`VAT_LOD_REPS=N` runs per character, 3 by default) and prints a fingerprint of each
+//! chain: a change meant only to make the chain faster must leave the fingerprints as they were.
 
 use std::time::Instant;
 
