@@ -28,16 +28,27 @@ pub fn build_chain(
     settings: &LodSettings,
     poses: &[Vec<glam::Vec3>],
 ) -> Result<LodChain> {
-    build_checked_chain(source, settings, poses).map(|(chain, _)| chain)
+    build_chain_with(source, settings, poses, false).map(|(chain, _)| chain)
 }
 
-/// [`build_chain`], with the silhouette report over `poses` of each level the chain already
-/// checked (LOD1 always; LOD2 when there are poses; never LOD0), so the caller need not check
-/// it again.
+/// [`build_chain`], with the silhouette report over `poses` of each level (LOD0 and LOD1
+/// always; LOD2 when there are poses), so the caller need not check them again: LOD0's comes
+/// from the source masks the chain renders anyway, where a check of its own
+/// ([`super::check_silhouettes`]) would render them all again.
 pub fn build_checked_chain(
     source: &LodSource,
     settings: &LodSettings,
     poses: &[Vec<glam::Vec3>],
+) -> Result<(LodChain, Vec<Option<SilhouetteReport>>)> {
+    build_chain_with(source, settings, poses, true)
+}
+
+/// [`build_checked_chain`]; LOD0's report only `with_lod0`.
+fn build_chain_with(
+    source: &LodSource,
+    settings: &LodSettings,
+    poses: &[Vec<glam::Vec3>],
+    with_lod0: bool,
 ) -> Result<(LodChain, Vec<Option<SilhouetteReport>>)> {
     validate_settings(settings)?;
     validate_source(source)?;
@@ -46,6 +57,13 @@ pub fn build_checked_chain(
         return Err(no_triangles("every triangle collapsed when welding"));
     }
     let masks = SourceSilhouettes::new(source, poses);
+    let lod0_report = with_lod0.then(|| {
+        let alone = LodChain {
+            levels: vec![lod0.level.clone()],
+            columns: lod0.columns.clone(),
+        };
+        masks.check(&alone, 0)
+    });
     let (lod1, lod1_report) = checked_lod1(source, &lod0, settings, &masks)?;
     if settings.lod2_triangles as usize >= lod1.triangle_count() {
         // A small piece (a sword) whose LOD1 is already below LOD2's target: LOD1 is its
@@ -54,7 +72,7 @@ pub fn build_checked_chain(
             levels: vec![lod0.level, lod1],
             columns: lod0.columns,
         };
-        return Ok((chain, vec![None, Some(lod1_report)]));
+        return Ok((chain, vec![lod0_report, Some(lod1_report)]));
     }
     let (mut lod2, lod2_columns, lod2_report) =
         best_lod2(source, settings, poses, &masks, lod1.triangle_count())?;
@@ -68,7 +86,7 @@ pub fn build_checked_chain(
         levels: vec![lod0.level, lod1, lod2],
         columns,
     };
-    Ok((chain, vec![None, Some(lod1_report), lod2_report]))
+    Ok((chain, vec![lod0_report, Some(lod1_report), lod2_report]))
 }
 
 /// Finer automatic voxel sizes tried after the default, as cells along the largest extent.
