@@ -277,7 +277,7 @@ pub(crate) fn collapse_to_targets_unless(
     let mut steps = 0u32;
     while next < order.len() {
         steps = steps.wrapping_add(1);
-        if steps % STOP_CHECK_EVERY == 0 && stop.load(AtomicOrdering::Relaxed) {
+        if steps.is_multiple_of(STOP_CHECK_EVERY) && stop.load(AtomicOrdering::Relaxed) {
             return None;
         }
         if count <= targets[order[next]] {
