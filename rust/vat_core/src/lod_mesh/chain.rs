@@ -28,16 +28,27 @@ pub fn build_chain(
     settings: &LodSettings,
     poses: &[Vec<glam::Vec3>],
 ) -> Result<LodChain> {
-    build_checked_chain(source, settings, poses).map(|(chain, _)| chain)
+    build_chain_with(source, settings, poses, false).map(|(chain, _)| chain)
 }
 
-/// [`build_chain`], with the silhouette report over `poses` of each level the chain already
-/// checked (LOD1 always; LOD2 when there are poses; never LOD0), so the caller need not check
-/// it again.
+/// [`build_chain`], with the silhouette report over `poses` of each level (LOD0 and LOD1
+/// always; LOD2 when there are poses), so the caller need not check them again: LOD0's comes
+/// from the source masks the chain renders anyway, where a check of its own
+/// ([`super::check_silhouettes`]) would render them all again.
 pub fn build_checked_chain(
     source: &LodSource,
     settings: &LodSettings,
     poses: &[Vec<glam::Vec3>],
+) -> Result<(LodChain, Vec<Option<SilhouetteReport>>)> {
+    build_chain_with(source, settings, poses, true)
+}
+
+/// [`build_checked_chain`]; LOD0's report only `with_lod0`.
+fn build_chain_with(
+    source: &LodSource,
+    settings: &LodSettings,
+    poses: &[Vec<glam::Vec3>],
+    with_lod0: bool,
 ) -> Result<(LodChain, Vec<Option<SilhouetteReport>>)> {
     validate_settings(settings)?;
     validate_source(source)?;
@@ -46,6 +57,13 @@ pub fn build_checked_chain(
         return Err(no_triangles("every triangle collapsed when welding"));
     }
     let masks = SourceSilhouettes::new(source, poses);
+    let lod0_report = with_lod0.then(|| {
+        let alone = LodChain {
+            levels: vec![lod0.level.clone()],
+            columns: lod0.columns.clone(),
+        };
+        masks.check(&alone, 0)
+    });
     let (lod1, lod1_report) = checked_lod1(source, &lod0, settings, &masks)?;
     if settings.lod2_triangles as usize >= lod1.triangle_count() {
         // A small piece (a sword) whose LOD1 is already below LOD2's target: LOD1 is its
@@ -54,7 +72,7 @@ pub fn build_checked_chain(
             levels: vec![lod0.level, lod1],
             columns: lod0.columns,
         };
-        return Ok((chain, vec![None, Some(lod1_report)]));
+        return Ok((chain, vec![lod0_report, Some(lod1_report)]));
     }
     let (mut lod2, lod2_columns, lod2_report) =
         best_lod2(source, settings, poses, &masks, lod1.triangle_count())?;
@@ -68,11 +86,15 @@ pub fn build_checked_chain(
         levels: vec![lod0.level, lod1, lod2],
         columns,
     };
-    Ok((chain, vec![None, Some(lod1_report), lod2_report]))
+    Ok((chain, vec![lod0_report, Some(lod1_report), lod2_report]))
 }
 
 /// Finer automatic voxel sizes tried after the default, as cells along the largest extent.
 const FINER_CELLS: [f32; 1] = [64.0];
+
+/// LOD2 candidates built at once after the first: a pair keeps two cores busy, and at most one
+/// is built in vain when the first of them passes.
+const BUILT_TOGETHER: usize = 2;
 
 /// LOD2's triangle targets, as multiples of `lod2_triangles`: a target whose candidates all
 /// fail the check is followed by the next, up to half of LOD1's triangles.
@@ -163,12 +185,16 @@ fn best_lod2_with(
         .iter()
         .flat_map(|&voxel| [(voxel, false), (voxel, true)])
         .collect();
-    // The first variant alone (it often passes, and is the cheapest), then the others built
-    // together (in parallel); all checked in order.
+    // The first variant alone (it often passes, and is the cheapest), then the others two at a
+    // time (built in parallel, which keeps both cores busy through their serial steps); all
+    // checked in order, and none built after the first that passes.
     let (first, others) = variants.split_at(1);
+    let groups: Vec<&[(f32, bool)]> = std::iter::once(first)
+        .chain(others.chunks(BUILT_TOGETHER))
+        .collect();
     'targets: for target in targets {
-        for built in [first, others]
-            .into_iter()
+        for built in groups
+            .iter()
             .flat_map(|some| search.candidates(target, some))
         {
             let (level, columns) = match built {

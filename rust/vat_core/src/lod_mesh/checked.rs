@@ -57,6 +57,7 @@ fn checked_lod1_with(
         report,
         complete,
         share: settings.lod1_ratio,
+        version: 0,
     };
     if complete && pass(&best.report) {
         return Ok((best.level, best.report));
@@ -79,11 +80,18 @@ fn checked_lod1_with(
         .map_or(0, |g| *g as usize + 1);
     let mut pinned = vec![false; groups];
     let min_holes = REPAIR_FROM * MAX_HOLES_PCT;
+    // The hits of the best attempt, kept while it stays the best: a repair that does not beat
+    // it sends the next round to the same points.
+    let mut known: Option<(u32, Vec<u32>)> = None;
     for _ in 0..REPAIR_ROUNDS {
-        let hits = masks.points_in_holes(&alone(lod0, best.level.clone()), 0, min_holes, |pose| {
-            level_positions(&lod0_alone, 0, pose)
-        });
+        let hits = match known.take() {
+            Some((version, hits)) if version == best.version => hits,
+            _ => masks.points_in_holes(&alone(lod0, best.level.clone()), 0, min_holes, |pose| {
+                level_positions(&lod0_alone, 0, pose)
+            }),
+        };
         let found = points_to_pin(lod0, &best.level, &hits, &pinned);
+        known = Some((best.version, hits));
         if found.is_empty() {
             break;
         }
@@ -143,6 +151,8 @@ struct Best {
     report: SilhouetteReport,
     complete: bool,
     share: f32,
+    /// Counts the attempts that took the place of the best.
+    version: u32,
 }
 
 impl Best {
@@ -163,6 +173,7 @@ impl Best {
             let LodChain { mut levels, .. } = chain;
             (self.level, self.report, self.complete, self.share) =
                 (levels.remove(0), report, seen_all, share);
+            self.version += 1;
         }
         passed
     }

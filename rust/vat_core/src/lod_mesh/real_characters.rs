@@ -5,7 +5,9 @@
 //! (`VAT_LOD_ONLY=NAME` keeps the characters whose names contain NAME; `VAT_LOD2_TRIANGLES=N`
 //! sets the LOD2 target, 300 by default; `VAT_LOD_PICTURES=DIR` writes each level's worst view
 //! as a PPM; `VAT_LOD2_CANDIDATES=1` also builds, checks and pictures every LOD2 candidate the
-//! chain chooses from).
+//! chain chooses from). The second test, `bake_chain`, times the bake's own LOD step on the same
+//! files (`VAT_LOD_REPS=N` runs per character, 3 by default) and prints a fingerprint of each
+//! chain: a change meant only to make the chain faster must leave the fingerprints as they were.
 
 use std::time::Instant;
 
@@ -200,21 +202,113 @@ fn lod2_candidates(
 /// counts as a hole, pink where it is only the rim a coarser outline leaves; blue where only the
 /// level covers and it counts as loss, light blue where it is within the loss distance.
 fn write_ppm(path: &str, image: &super::SilhouetteImage) {
-    use super::silhouette::{dilated, filled, LOSS_DISTANCE_PX};
-    let size = image.size as usize;
-    let inside = filled(&image.candidate, size);
-    let near = dilated(&image.original, size, LOSS_DISTANCE_PX);
-    let covered = dilated(&image.candidate, size, LOSS_DISTANCE_PX);
+    use super::silhouette::{rows, LOSS_DISTANCE_PX};
+    let candidate = rows::from_bytes(&image.candidate, image.size as usize);
+    let inside = rows::to_bytes(&rows::filled(&candidate));
+    let near = rows::to_bytes(&rows::dilated(
+        &rows::from_bytes(&image.original, image.size as usize),
+        LOSS_DISTANCE_PX,
+    ));
+    let covered = rows::to_bytes(&rows::dilated(&candidate, LOSS_DISTANCE_PX));
     let mut out = format!("P6 {} {} 255\n", image.size, image.size).into_bytes();
     for (i, (&o, &c)) in image.original.iter().zip(&image.candidate).enumerate() {
         out.extend_from_slice(match (o != 0, c != 0) {
             (true, true) => &[160, 160, 160],
-            (true, false) if inside[i] || !covered[i] => &[255, 0, 0],
+            (true, false) if inside[i] != 0 || covered[i] == 0 => &[255, 0, 0],
             (true, false) => &[255, 190, 190],
-            (false, true) if !near[i] => &[0, 0, 255],
+            (false, true) if near[i] == 0 => &[0, 0, 255],
             (false, true) => &[170, 170, 255],
             (false, false) => &[255, 255, 255],
         });
     }
     std::fs::write(path, out).unwrap();
+}
+
+/// The bake's own LOD step on every dumped character (default settings; a character with no
+/// more triangles than the LOD2 target skipped, as the bake skips it): the median time of
+/// `build_checked_chain` over `$VAT_LOD_REPS` runs (3 by default), each level's triangles and
+/// report, and a fingerprint of the whole chain, so a change that should keep the results can be
+/// seen to keep them. Run like [`real_characters`], with `bake_chain` as the filter.
+#[test]
+#[ignore = "needs $VAT_LOD_SOURCES with characters dumped by the bake"]
+fn bake_chain() {
+    let dir = std::env::var("VAT_LOD_SOURCES").expect("set VAT_LOD_SOURCES");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("readable VAT_LOD_SOURCES")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".source.json").map(str::to_owned))
+        .collect();
+    names.sort();
+    if let Ok(only) = std::env::var("VAT_LOD_ONLY") {
+        names.retain(|n| n.contains(&only));
+    }
+    let reps: usize = std::env::var("VAT_LOD_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let settings = LodSettings::default();
+    for name in names {
+        let read = |suffix: &str| std::fs::read_to_string(format!("{dir}/{name}.{suffix}.json"));
+        let source: LodSource = serde_json::from_str(&read("source").unwrap()).unwrap();
+        let poses: Vec<Vec<Vec3>> = read("poses")
+            .map(|t| serde_json::from_str(&t).unwrap())
+            .unwrap_or_default();
+        let triangles: usize = source.surfaces.iter().map(|s| s.indices.len() / 3).sum();
+        if settings.lod2_triangles as usize >= triangles {
+            println!("== {name}: {triangles} triangles, skipped as the bake skips it");
+            continue;
+        }
+        let mut times = Vec::new();
+        let mut built = None;
+        for _ in 0..reps.max(1) {
+            let start = Instant::now();
+            let result = super::build_checked_chain(&source, &settings, &poses);
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+            built = Some(result);
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "== {name}: {triangles} triangles, {} poses: build_checked_chain median {:.1} ms \
+             (runs {times:.1?})",
+            poses.len(),
+            times[times.len() / 2]
+        );
+        match built.expect("at least one run") {
+            Err(e) => println!("   failed: {e}"),
+            Ok((chain, reports)) => {
+                for (l, level) in chain.levels.iter().enumerate() {
+                    let report = reports.get(l).copied().flatten();
+                    println!(
+                        "   LOD{l}: {} vertices, {} triangles, report {report:?}",
+                        level.vertices.len(),
+                        level.triangle_count()
+                    );
+                }
+                println!("   fingerprint {:016x}", fingerprint(&chain));
+            }
+        }
+    }
+}
+
+/// A hash of every level's vertices and triangles and every column (floats by their bits).
+fn fingerprint(chain: &super::LodChain) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for level in &chain.levels {
+        for v in &level.vertices {
+            (v.sources, v.weights.map(f32::to_bits), v.column).hash(&mut h);
+        }
+        for s in &level.surfaces {
+            (s.source_surface, &s.indices).hash(&mut h);
+        }
+    }
+    for c in &chain.columns {
+        match c {
+            super::ColumnSource::Vertex(v) => (0u8, *v).hash(&mut h),
+            super::ColumnSource::Bound { vertices, weights } => {
+                (1u8, vertices, weights.map(f32::to_bits)).hash(&mut h)
+            }
+        }
+    }
+    h.finish()
 }

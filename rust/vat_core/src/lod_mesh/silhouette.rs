@@ -16,6 +16,9 @@ use glam::{Vec2, Vec3};
 
 pub(crate) use super::silhouette_cache::SourceSilhouettes;
 use super::{level_positions, LodChain, LodSource};
+pub(crate) use rows::Rows;
+
+pub(crate) mod rows;
 
 /// View directions of the check.
 pub const SILHOUETTE_VIEWS: u32 = 11;
@@ -98,32 +101,20 @@ pub fn silhouette_image(
 #[cfg(test)]
 pub(crate) fn compare(image: &SilhouetteImage) -> (f32, f32) {
     let size = image.size as usize;
-    let near = dilated(&image.original, size, LOSS_DISTANCE_PX);
-    compare_near(
-        |i| (image.original[i] != 0, near[i]),
-        &image.candidate,
-        size,
-    )
+    let original = rows::from_bytes(&image.original, size);
+    let near = rows::dilated(&original, LOSS_DISTANCE_PX);
+    compare_rows(&original, &near, &rows::from_bytes(&image.candidate, size))
 }
 
-/// Holes and loss in % of `candidate` against a source given per pixel as (covered, within
-/// [`LOSS_DISTANCE_PX`] of a covered pixel).
-pub(crate) fn compare_near(
-    source: impl Fn(usize) -> (bool, bool),
-    candidate_mask: &[u8],
-    size: usize,
-) -> (f32, f32) {
-    let hole = hole_test(candidate_mask, size);
-    let (mut original, mut holes, mut candidate, mut loss) = (0u32, 0u32, 0u32, 0u32);
-    for (i, &c) in candidate_mask.iter().enumerate().take(size * size) {
-        let (o, near) = source(i);
-        let c = c != 0;
-        original += u32::from(o);
-        candidate += u32::from(c);
-        holes += u32::from(o && hole(i));
-        loss += u32::from(c && !near);
-    }
-    (percent(holes, original), percent(loss, candidate))
+/// Holes and loss in % of `candidate` against the source's mask `original` and the pixels
+/// `near` it (within [`LOSS_DISTANCE_PX`] of a covered pixel).
+pub(crate) fn compare_rows(original: &Rows, near: &Rows, candidate: &Rows) -> (f32, f32) {
+    let holes = holes_of(original, candidate);
+    let loss: Rows = std::array::from_fn(|y| candidate[y] & !near[y]);
+    (
+        percent(rows::count(&holes), rows::count(original)),
+        percent(rows::count(&loss), rows::count(candidate)),
+    )
 }
 
 /// `n` in % of `of` (0 when `of` is 0).
@@ -135,73 +126,13 @@ pub(crate) fn percent(n: u32, of: u32) -> f32 {
     }
 }
 
-/// Whether a pixel that the source covers is a hole of `candidate_mask`: not covered by it, and
-/// inside its outline or farther than [`LOSS_DISTANCE_PX`] from it (a rim closer than that is
-/// tolerated).
-pub(crate) fn hole_test(candidate_mask: &[u8], size: usize) -> impl Fn(usize) -> bool + '_ {
-    let inside = filled(candidate_mask, size);
-    let covered = dilated(candidate_mask, size, LOSS_DISTANCE_PX);
-    move |i| candidate_mask[i] == 0 && (inside[i] || !covered[i])
-}
-
-/// `mask` with every empty region that does not reach the border filled (4-connected).
-pub(crate) fn filled(mask: &[u8], size: usize) -> Vec<bool> {
-    let mut outside = vec![false; size * size];
-    let mut stack: Vec<usize> = Vec::new();
-    for k in 0..size {
-        for i in [k, (size - 1) * size + k, k * size, k * size + size - 1] {
-            if mask[i] == 0 && !outside[i] {
-                outside[i] = true;
-                stack.push(i);
-            }
-        }
-    }
-    while let Some(i) = stack.pop() {
-        let (x, y) = (i % size, i / size);
-        let mut visit = |j: usize| {
-            if mask[j] == 0 && !outside[j] {
-                outside[j] = true;
-                stack.push(j);
-            }
-        };
-        if x > 0 {
-            visit(i - 1);
-        }
-        if x + 1 < size {
-            visit(i + 1);
-        }
-        if y > 0 {
-            visit(i - size);
-        }
-        if y + 1 < size {
-            visit(i + size);
-        }
-    }
-    outside.iter().map(|o| !o).collect()
-}
-
-/// Pixels within `radius` (Euclidean) of a covered pixel of `mask`.
-pub(crate) fn dilated(mask: &[u8], size: usize, radius: i32) -> Vec<bool> {
-    let mut out = vec![false; size * size];
-    let offsets: Vec<(i32, i32)> = (-radius..=radius)
-        .flat_map(|dy| (-radius..=radius).map(move |dx| (dx, dy)))
-        .filter(|(dx, dy)| dx * dx + dy * dy <= radius * radius)
-        .collect();
-    let n = size as i32;
-    for y in 0..n {
-        for x in 0..n {
-            if mask[(y * n + x) as usize] == 0 {
-                continue;
-            }
-            for (dx, dy) in &offsets {
-                let (u, v) = (x + dx, y + dy);
-                if u >= 0 && v >= 0 && u < n && v < n {
-                    out[(v * n + u) as usize] = true;
-                }
-            }
-        }
-    }
-    out
+/// The pixels of `original` (the source's mask) that are holes of `candidate`: not covered by
+/// it, and inside its outline or farther than [`LOSS_DISTANCE_PX`] from it (a rim closer than
+/// that is tolerated).
+pub(crate) fn holes_of(original: &Rows, candidate: &Rows) -> Rows {
+    let inside = rows::filled(candidate);
+    let covered = rows::dilated(candidate, LOSS_DISTANCE_PX);
+    std::array::from_fn(|y| original[y] & !candidate[y] & (inside[y] | !covered[y]))
 }
 
 /// View `view`'s direction (where the camera looks), a Fibonacci spiral over the sphere.
@@ -280,29 +211,37 @@ impl Framing {
     }
 }
 
-/// Fills the triangles `triangles` of the points `screen` (on the screen plane) whose faces
-/// show: all if `double_sided`, else the front faces.
-fn fill_shown(
-    mask: &mut [u8],
-    screen: &[Vec2],
-    triangles: &[u32],
-    double_sided: bool,
-    framing: Framing,
-) {
+/// Points on the screen plane of `framing` and in its pixels, one pair per point.
+struct Projected {
+    screen: Vec<Vec2>,
+    pixels: Vec<Vec2>,
+}
+
+impl Projected {
+    fn new(points: &[Vec3], framing: Framing) -> Self {
+        let screen: Vec<Vec2> = points.iter().map(|&p| framing.project(p)).collect();
+        let pixels = screen.iter().map(|&q| framing.to_pixels(q)).collect();
+        Self { screen, pixels }
+    }
+}
+
+/// Fills the triangles `triangles` of the points `at` whose faces show: all if
+/// `double_sided`, else the front faces (as seen on the screen plane).
+fn fill_shown(mask: &mut Rows, at: &Projected, triangles: &[u32], double_sided: bool) {
     for t in triangles.chunks_exact(3) {
-        let p = [0, 1, 2].map(|k| screen[t[k] as usize]);
-        if double_sided || front_facing(p[0], p[1], p[2]) {
-            fill_triangle(mask, p.map(|q| framing.to_pixels(q)));
+        let (a, b, c) = (t[0] as usize, t[1] as usize, t[2] as usize);
+        if double_sided || front_facing(at.screen[a], at.screen[b], at.screen[c]) {
+            rows::fill_triangle(mask, [at.pixels[a], at.pixels[b], at.pixels[c]]);
         }
     }
 }
 
 /// The source's mask in `pose`.
-pub(crate) fn source_mask(source: &LodSource, pose: &[Vec3], framing: Framing) -> Vec<u8> {
-    let screen: Vec<Vec2> = pose.iter().map(|&p| framing.project(p)).collect();
-    let mut mask = vec![0u8; (SILHOUETTE_SIZE * SILHOUETTE_SIZE) as usize];
+pub(crate) fn source_mask(source: &LodSource, pose: &[Vec3], framing: Framing) -> Rows {
+    let at = Projected::new(pose, framing);
+    let mut mask = rows::EMPTY;
     for s in &source.surfaces {
-        fill_shown(&mut mask, &screen, &s.indices, s.double_sided, framing);
+        fill_shown(&mut mask, &at, &s.indices, s.double_sided);
     }
     mask
 }
@@ -315,15 +254,15 @@ pub(crate) fn level_mask(
     level: usize,
     lod: &[Vec3],
     framing: Framing,
-) -> Vec<u8> {
-    let screen: Vec<Vec2> = lod.iter().map(|&p| framing.project(p)).collect();
-    let mut mask = vec![0u8; (SILHOUETTE_SIZE * SILHOUETTE_SIZE) as usize];
+) -> Rows {
+    let at = Projected::new(lod, framing);
+    let mut mask = rows::EMPTY;
     for s in &chain.levels[level].surfaces {
         let double_sided = source
             .surfaces
             .get(s.source_surface as usize)
             .is_some_and(|s| s.double_sided);
-        fill_shown(&mut mask, &screen, &s.indices, double_sided, framing);
+        fill_shown(&mut mask, &at, &s.indices, double_sided);
     }
     mask
 }
@@ -340,36 +279,8 @@ fn render_pair(
     let framing = Framing::new(source, pose, view);
     SilhouetteImage {
         size: SILHOUETTE_SIZE,
-        original: source_mask(source, pose, framing),
-        candidate: level_mask(source, chain, level, lod, framing),
-    }
-}
-
-/// Sets every pixel whose centre lies in triangle `p` (pixel coordinates, either winding).
-fn fill_triangle(mask: &mut [u8], p: [Vec2; 3]) {
-    let area = (p[1] - p[0]).perp_dot(p[2] - p[0]);
-    if area == 0.0 || !area.is_finite() {
-        return;
-    }
-    let size = SILHOUETTE_SIZE as i32;
-    let lo = p[0].min(p[1]).min(p[2]);
-    let hi = p[0].max(p[1]).max(p[2]);
-    let x0 = (lo.x - 0.5).ceil().max(0.0) as i32;
-    let y0 = (lo.y - 0.5).ceil().max(0.0) as i32;
-    let x1 = ((hi.x - 0.5).floor() as i32).min(size - 1);
-    let y1 = ((hi.y - 0.5).floor() as i32).min(size - 1);
-    let sign = area.signum();
-    for y in y0..=y1 {
-        for x in x0..=x1 {
-            let c = Vec2::new(x as f32 + 0.5, y as f32 + 0.5);
-            let inside = (0..3).all(|k| {
-                let (a, b) = (p[k], p[(k + 1) % 3]);
-                (b - a).perp_dot(c - a) * sign >= 0.0
-            });
-            if inside {
-                mask[(y * size + x) as usize] = 255;
-            }
-        }
+        original: rows::to_bytes(&source_mask(source, pose, framing)),
+        candidate: rows::to_bytes(&level_mask(source, chain, level, lod, framing)),
     }
 }
 

@@ -13,15 +13,10 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::silhouette::{
-    compare_near, dilated, hole_test, level_mask, percent, source_mask, Framing, LOSS_DISTANCE_PX,
-    SILHOUETTE_SIZE, SILHOUETTE_VIEWS,
+    compare_rows, holes_of, level_mask, percent, rows, source_mask, Framing, Rows,
+    LOSS_DISTANCE_PX, SILHOUETTE_VIEWS,
 };
 use super::{level_positions, LodChain, LodSource, SilhouetteReport};
-
-/// A pixel of the source's mask is covered.
-const COVERED: u8 = 1;
-/// A pixel lies within [`LOSS_DISTANCE_PX`] of a covered one.
-const NEAR: u8 = 2;
 
 /// Poses checked together between two looks at whether a candidate already failed.
 const POSES_PER_ROUND: usize = 8;
@@ -29,8 +24,10 @@ const POSES_PER_ROUND: usize = 8;
 /// One view of one pose of the source.
 struct SourceView {
     framing: Framing,
-    /// Per pixel, [`COVERED`] and [`NEAR`] bits.
-    pixels: Vec<u8>,
+    /// The source's mask.
+    covered: Rows,
+    /// The pixels within [`LOSS_DISTANCE_PX`] of it.
+    near: Rows,
 }
 
 /// The source's silhouettes in every view of every pose, for checking many levels.
@@ -50,20 +47,18 @@ impl<'a> SourceSilhouettes<'a> {
         } else {
             Cow::Borrowed(poses)
         };
-        let size = SILHOUETTE_SIZE as usize;
         let views = (0..poses.len() * SILHOUETTE_VIEWS as usize)
             .into_par_iter()
             .map(|i| {
                 let pose = &poses[i / SILHOUETTE_VIEWS as usize];
                 let framing = Framing::new(source, pose, (i % SILHOUETTE_VIEWS as usize) as u32);
-                let mask = source_mask(source, pose, framing);
-                let near = dilated(&mask, size, LOSS_DISTANCE_PX);
-                let pixels = mask
-                    .iter()
-                    .zip(near)
-                    .map(|(&m, n)| (u8::from(m != 0) * COVERED) | (u8::from(n) * NEAR))
-                    .collect();
-                SourceView { framing, pixels }
+                let covered = source_mask(source, pose, framing);
+                let near = rows::dilated(&covered, LOSS_DISTANCE_PX);
+                SourceView {
+                    framing,
+                    covered,
+                    near,
+                }
             })
             .collect();
         Self {
@@ -130,7 +125,6 @@ impl<'a> SourceSilhouettes<'a> {
         min_holes_pct: f32,
         points: impl Fn(&[Vec3]) -> Vec<Vec3> + Sync,
     ) -> Vec<u32> {
-        let size = SILHOUETTE_SIZE as usize;
         let flags = (0..self.poses.len())
             .into_par_iter()
             .map(|p| {
@@ -141,17 +135,13 @@ impl<'a> SourceSilhouettes<'a> {
                 for view in 0..SILHOUETTE_VIEWS as usize {
                     let v = &self.views[p * SILHOUETTE_VIEWS as usize + view];
                     let mask = level_mask(self.source, chain, level, &lod, v.framing);
-                    let hole = hole_test(&mask, size);
-                    let holes: Vec<bool> = (0..size * size)
-                        .map(|i| v.pixels[i] & COVERED != 0 && hole(i))
-                        .collect();
-                    let original = v.pixels.iter().filter(|&&b| b & COVERED != 0).count();
-                    let count = holes.iter().filter(|&&h| h).count();
-                    if percent(count as u32, original as u32) <= min_holes_pct {
+                    let holes = holes_of(&v.covered, &mask);
+                    let (count, original) = (rows::count(&holes), rows::count(&v.covered));
+                    if percent(count, original) <= min_holes_pct {
                         continue;
                     }
                     for (k, &q) in at.iter().enumerate() {
-                        hit[k] += u32::from(near_a_hole(&holes, size, v.framing.pixel(q)));
+                        hit[k] += u32::from(near_a_hole(&holes, v.framing.pixel(q)));
                     }
                 }
                 hit
@@ -170,7 +160,6 @@ impl<'a> SourceSilhouettes<'a> {
         level: usize,
         poses: &[usize],
     ) -> Vec<(f32, f32, u32, u32)> {
-        let size = SILHOUETTE_SIZE as usize;
         poses
             .par_iter()
             .flat_map_iter(|&p| {
@@ -178,8 +167,7 @@ impl<'a> SourceSilhouettes<'a> {
                 (0..SILHOUETTE_VIEWS).map(move |view| {
                     let v = &self.views[p * SILHOUETTE_VIEWS as usize + view as usize];
                     let mask = level_mask(self.source, chain, level, &lod, v.framing);
-                    let source = |i: usize| (v.pixels[i] & COVERED != 0, v.pixels[i] & NEAR != 0);
-                    let (holes, loss) = compare_near(source, &mask, size);
+                    let (holes, loss) = compare_rows(&v.covered, &v.near, &mask);
                     (holes, loss, view, p as u32)
                 })
             })
@@ -188,13 +176,9 @@ impl<'a> SourceSilhouettes<'a> {
 }
 
 /// Whether a hole pixel lies within one pixel (8-connected) of the pixel holding `at`.
-fn near_a_hole(holes: &[bool], size: usize, at: glam::Vec2) -> bool {
+fn near_a_hole(holes: &Rows, at: glam::Vec2) -> bool {
     let (x, y) = (at.x.floor() as i64, at.y.floor() as i64);
-    let n = size as i64;
-    (y - 1..=y + 1).any(|v| {
-        (x - 1..=x + 1)
-            .any(|u| (0..n).contains(&u) && (0..n).contains(&v) && holes[(v * n + u) as usize])
-    })
+    (y - 1..=y + 1).any(|v| (x - 1..=x + 1).any(|u| rows::get(holes, u, v)))
 }
 
 /// The report of per-view figures: the largest holes and loss, and the view and pose where

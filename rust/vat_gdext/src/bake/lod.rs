@@ -151,7 +151,8 @@ pub fn bake_lod(
         notes.push(why);
     }
     for level in 0..chain.levels.len() {
-        // LOD1 and LOD2 were checked over these poses while the chain was built.
+        // The chain checked every level over these poses while it was built (LOD0 from the
+        // same source masks).
         let report = match reports.get(level) {
             Some(Some(report)) => *report,
             _ => check_silhouettes(&source, &chain, level, &poses),

@@ -186,3 +186,29 @@ fn a_lod2_that_fails_is_rebuilt_at_a_larger_target() {
     assert!(n > 0 && n <= *targets.last().unwrap() as usize);
     assert!(report.unwrap().score().is_finite());
 }
+
+#[test]
+fn the_checked_chain_reports_every_level_as_a_check_of_its_own_does() {
+    let source = capsule_limb(24, 8, 6);
+    // Poses that bend the capsule above y = 1, more and more.
+    let poses: Vec<Vec<Vec3>> = (0..6)
+        .map(|k| {
+            let bend = k as f32 * 0.2;
+            source
+                .positions
+                .iter()
+                .map(|p| *p + Vec3::new((p.y - 1.0).max(0.0) * bend, 0.0, 0.0))
+                .collect()
+        })
+        .collect();
+    let (chain, reports) = build_checked_chain(&source, &settings(), &poses).unwrap();
+    assert_eq!(reports.len(), chain.levels.len());
+    for (level, report) in reports.iter().enumerate() {
+        assert_eq!(
+            *report,
+            Some(check_silhouettes(&source, &chain, level, &poses)),
+            "level {level}"
+        );
+    }
+    assert_eq!(build_chain(&source, &settings(), &poses).unwrap(), chain);
+}

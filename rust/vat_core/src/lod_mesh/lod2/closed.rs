@@ -2,6 +2,7 @@
 //! what the targets of one surface share.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use glam::Vec3;
@@ -24,7 +25,7 @@ use crate::error::{Result, VatError};
 pub(super) fn simplify_closed(
     mesh: &surface::Mesh,
     centres: &[Vec3],
-    in_poses: impl Fn(&[u32]) -> Vec<Vec<Vec3>>,
+    in_poses: impl Fn(&[u32]) -> Vec<Vec<Vec3>> + Sync,
     target: usize,
 ) -> Result<(surface::Mesh, Vec<u32>)> {
     simplify_closed_with(mesh, centres, in_poses, target, None)
@@ -36,7 +37,7 @@ pub(super) fn simplify_closed(
 pub(super) fn simplify_closed_with(
     mesh: &surface::Mesh,
     centres: &[Vec3],
-    in_poses: impl Fn(&[u32]) -> Vec<Vec<Vec3>>,
+    in_poses: impl Fn(&[u32]) -> Vec<Vec<Vec3>> + Sync,
     target: usize,
     shared: Option<&Shared>,
 ) -> Result<(surface::Mesh, Vec<u32>)> {
@@ -66,35 +67,73 @@ pub(super) fn simplify_closed_with(
             && manifold::bad_edges(indices).is_empty()
             && !manifold::has_doubled_triangles(indices)
     };
-    let mut start = None;
-    for factor in [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0] {
+    let simplified = |factor: f32| {
         let goal = (target as f32 * factor) as usize;
         let run = || surface::simplify(mesh, goal, &attributes, BONE_WEIGHT, &locks);
-        let indices = match shared {
+        match shared {
             Some(shared) => shared.simplified(goal, run),
             None => run(),
-        };
-        if closed(&indices) {
-            let (m, old) = surface::compact_mapped(&mesh.positions, &indices);
-            if m.indices.len() / 3 <= target {
-                return Ok((m, old));
-            }
-            start = Some((m, old));
-            break;
         }
-    }
+    };
+    // Two goals at a time (in parallel; the second is built in vain only when the first
+    // passes), looked at in order: the first closed result, compacted.
+    let search = || {
+        let mut results = GOAL_FACTORS.chunks(2).flat_map(|pair| match *pair {
+            [a, b] => {
+                let (a, b) = rayon::join(|| simplified(a), || simplified(b));
+                vec![a, b]
+            }
+            _ => pair.iter().map(|&f| simplified(f)).collect(),
+        });
+        results
+            .find(|indices| closed(indices))
+            .map(|indices| surface::compact_mapped(&mesh.positions, &indices))
+    };
+    let identity = || (0..mesh.positions.len() as u32).collect::<Vec<u32>>();
+    let collapse_whole = |whole: &Shared, stop: &AtomicBool| {
+        collapse::collapse_to_targets_unless(
+            mesh,
+            centres,
+            COLLAPSE_BONE_WEIGHT,
+            &in_poses(&identity()),
+            &whole.targets,
+            stop,
+        )
+    };
+    // When no goal works, the collapses from the whole surface are next: a thread with nothing
+    // else to do starts them while the goals are tried, and gives them up as soon as a goal
+    // works; the thread that tries the goals runs them after only when none did.
+    let start = match shared.filter(|w| w.targets.contains(&target) && w.whole.get().is_none()) {
+        Some(whole) => {
+            let found = AtomicBool::new(false);
+            let (start, ()) = rayon::join(
+                || {
+                    let start = search();
+                    found.store(start.is_some(), Ordering::Relaxed);
+                    start
+                },
+                || {
+                    if let Some(done) = collapse_whole(whole, &found) {
+                        // Kept only when whole: a run given up leaves nothing behind.
+                        let _ = whole.whole.set(done);
+                    }
+                },
+            );
+            start
+        }
+        None => search(),
+    };
+    let start = match start {
+        Some((m, old)) if m.indices.len() / 3 <= target => return Ok((m, old)),
+        other => other,
+    };
     let whole = shared.filter(|w| start.is_none() && w.targets.contains(&target));
     let (from, old) =
         start.unwrap_or_else(|| (mesh.clone(), (0..mesh.positions.len() as u32).collect()));
     let (out, kept) = match whole {
+        // `from` is the whole of `mesh` here.
         Some(whole) => whole.get(target, || {
-            collapse::collapse_to_targets(
-                &from,
-                centres,
-                COLLAPSE_BONE_WEIGHT,
-                &in_poses(&old),
-                &whole.targets,
-            )
+            collapse_whole(whole, &AtomicBool::new(false)).expect("never stopped")
         }),
         None => {
             let from_centres: Vec<Vec3> = old.iter().map(|&v| centres[v as usize]).collect();
@@ -130,6 +169,10 @@ pub(super) fn simplify_closed_with(
     let old = kept.iter().map(|&k| old[k as usize]).collect();
     Ok((out, old))
 }
+
+/// meshoptimizer's goals, as multiples of the target, tried in turn until one keeps the mesh
+/// closed and manifold.
+const GOAL_FACTORS: [f32; 7] = [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0];
 
 /// Per vertex of `mesh`, its connected component (through triangles), numbered from 0.
 pub(super) fn components(mesh: &surface::Mesh) -> Vec<u32> {

@@ -15,8 +15,10 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 use glam::{DVec3, Vec3};
+use rayon::prelude::*;
 
 use super::surface::{compact_mapped, Mesh};
 
@@ -74,17 +76,34 @@ impl Keep {
     }
 }
 
-/// One candidate collapse in the queue (smallest cost first).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One candidate collapse in the queue (smallest cost first). Small, so the queue sifts fast:
+/// the kept vertex's position is not stored but read again when the candidate is taken (it is
+/// still where it was while the candidate is current).
+#[derive(Debug, Clone, Copy)]
 struct Candidate {
     cost: f64,
     from: u32,
+    /// The vertex kept, with [`MIDDLE`] set when it moves halfway to `from`.
     to: u32,
-    position: Vec3,
     /// The two ends' versions when the candidate was made; stale once either changed.
     stamps: (u32, u32),
 }
 
+/// The bit of [`Candidate::to`] that says the kept vertex moves to the edge's midpoint.
+const MIDDLE: u32 = 1 << 31;
+
+impl Candidate {
+    /// The vertex kept.
+    fn to(&self) -> u32 {
+        self.to & !MIDDLE
+    }
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
 impl Eq for Candidate {}
 impl PartialOrd for Candidate {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
@@ -108,10 +127,17 @@ struct State {
     around: Vec<Vec<u32>>,
     stamps: Vec<u32>,
     weight: f32,
-    /// Per pose, each vertex's position in that pose.
-    poses: Vec<Vec<Vec3>>,
-    /// Per pose, each vertex's quadric of its triangles' planes in that pose.
-    pose_quadrics: Vec<Vec<Quadric>>,
+    /// Number of poses.
+    pose_count: usize,
+    /// Vertex-major: vertex `v`'s position in pose `p` at `v * pose_count + p`.
+    poses: Vec<Vec3>,
+    /// Vertex-major like `poses`: each vertex's quadric of its triangles' planes in each pose.
+    pose_quadrics: Vec<Quadric>,
+    /// Per vertex, whether a neighbour has another bone centre (see [`State::is_joint`]), kept
+    /// up to date as collapses change neighbours and centres.
+    joint: Vec<bool>,
+    /// Scratch lists for [`State::allowed`], kept to save allocations.
+    scratch: [Vec<u32>; 3],
 }
 
 /// Collapses edges of the closed, manifold `mesh` until it has at most `target` triangles or no
@@ -153,12 +179,44 @@ pub(crate) fn collapse_to_targets(
     poses: &[Vec<Vec3>],
     targets: &[usize],
 ) -> Vec<(Mesh, Vec<u32>)> {
+    collapse_to_targets_unless(
+        mesh,
+        centres,
+        weight,
+        poses,
+        targets,
+        &AtomicBool::new(false),
+    )
+    .expect("never stopped")
+}
+
+/// Collapses between two looks at whether a run should stop.
+const STOP_CHECK_EVERY: u32 = 1024;
+
+/// [`collapse_to_targets`], given up (`None`) soon after `stop` is set: for a run started in
+/// case it is needed.
+pub(crate) fn collapse_to_targets_unless(
+    mesh: &Mesh,
+    centres: &[Vec3],
+    weight: f32,
+    poses: &[Vec<Vec3>],
+    targets: &[usize],
+    stop: &AtomicBool,
+) -> Option<Vec<(Mesh, Vec<u32>)>> {
+    if stop.load(AtomicOrdering::Relaxed) {
+        return None;
+    }
     let n = mesh.positions.len();
+    assert!(
+        n < MIDDLE as usize,
+        "{n} vertices; a candidate keeps a flag in bit 31"
+    );
     let triangles: Vec<[u32; 3]> = mesh
         .indices
         .chunks_exact(3)
         .map(|t| [t[0], t[1], t[2]])
         .collect();
+    let pose_count = poses.len();
     let mut s = State {
         positions: mesh.positions.clone(),
         centres: centres.to_vec(),
@@ -168,22 +226,47 @@ pub(crate) fn collapse_to_targets(
         around: vec![Vec::new(); n],
         stamps: vec![0; n],
         weight,
-        pose_quadrics: poses.iter().map(|p| quadrics(&triangles, p)).collect(),
-        poses: poses.to_vec(),
+        pose_count,
+        poses: vertex_major(&poses.iter().map(Vec::as_slice).collect::<Vec<_>>(), n),
+        pose_quadrics: vertex_major(
+            &poses
+                .par_iter()
+                .map(|p| quadrics(&triangles, p))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(Vec::as_slice)
+                .collect::<Vec<_>>(),
+            n,
+        ),
+        joint: Vec::new(),
+        scratch: Default::default(),
     };
     for (i, t) in s.triangles.iter().enumerate() {
         for &v in t {
             s.around[v as usize].push(i as u32);
         }
     }
+    s.joint = (0..n as u32)
+        .into_par_iter()
+        .map(|v| s.is_joint(v))
+        .collect();
+    // Every edge's first candidate, worked out in parallel and queued in edge order.
+    let first: Vec<Candidate> = s
+        .triangles
+        .par_iter()
+        .flat_map_iter(|t| {
+            (0..3)
+                .map(|k| (t[k], t[(k + 1) % 3]))
+                .filter(|(a, b)| a < b)
+                .map(|(a, b)| s.candidate(a, b))
+        })
+        .collect();
+    if stop.load(AtomicOrdering::Relaxed) {
+        return None;
+    }
     let mut heap = BinaryHeap::new();
-    for t in &s.triangles {
-        for k in 0..3 {
-            let (a, b) = (t[k], t[(k + 1) % 3]);
-            if a < b {
-                heap.push(s.candidate(a, b));
-            }
-        }
+    for c in first {
+        heap.push(c);
     }
     // The targets largest first, each with its place in the answer.
     let mut order: Vec<usize> = (0..targets.len()).collect();
@@ -191,21 +274,38 @@ pub(crate) fn collapse_to_targets(
     let mut out: Vec<Option<(Mesh, Vec<u32>)>> = vec![None; targets.len()];
     let mut next = 0;
     let mut count = s.triangles.len();
+    let mut steps = 0u32;
     while next < order.len() {
+        steps = steps.wrapping_add(1);
+        if steps.is_multiple_of(STOP_CHECK_EVERY) && stop.load(AtomicOrdering::Relaxed) {
+            return None;
+        }
         if count <= targets[order[next]] {
             out[order[next]] = Some(s.snapshot());
             next += 1;
             continue;
         }
         let Some(c) = heap.pop() else { break };
-        if (s.stamps[c.from as usize], s.stamps[c.to as usize]) != c.stamps
-            || !s.allowed(c.from, c.to, c.position)
-        {
+        let to = c.to();
+        if (s.stamps[c.from as usize], s.stamps[to as usize]) != c.stamps {
             continue;
         }
-        count -= s.collapse(c.from, c.to, c.position);
-        let to = c.to;
-        for u in s.neighbours(to) {
+        let (pf, pt) = (s.positions[c.from as usize], s.positions[to as usize]);
+        let position = if c.to & MIDDLE != 0 {
+            (pf + pt) * 0.5
+        } else {
+            pt
+        };
+        if !s.allowed(c.from, to, position) {
+            continue;
+        }
+        count -= s.collapse(c.from, to, position);
+        let around = s.neighbours(to);
+        // Only `to` and its neighbours changed neighbours or a neighbour's centre.
+        for &v in around.iter().chain([&to]) {
+            s.joint[v as usize] = s.is_joint(v);
+        }
+        for u in around {
             heap.push(s.candidate(to.min(u), to.max(u)));
         }
     }
@@ -213,8 +313,17 @@ pub(crate) fn collapse_to_targets(
     for &k in &order[next..] {
         out[k] = Some(s.snapshot());
     }
-    out.into_iter()
-        .map(|m| m.expect("every target answered"))
+    Some(
+        out.into_iter()
+            .map(|m| m.expect("every target answered"))
+            .collect(),
+    )
+}
+
+/// `per_pose[p][v]` laid out vertex-major: element `v * per_pose.len() + p`, for `n` vertices.
+fn vertex_major<T: Copy>(per_pose: &[&[T]], n: usize) -> Vec<T> {
+    (0..n)
+        .flat_map(|v| per_pose.iter().map(move |pose| pose[v]))
         .collect()
 }
 
@@ -248,8 +357,8 @@ impl State {
         // the joint keeps a ring in place while the vertices around it go first.
         let w = f64::from(self.weight);
         let (ja, jb) = (
-            f64::from(u8::from(self.is_joint(a))),
-            f64::from(u8::from(self.is_joint(b))),
+            f64::from(u8::from(self.joint[a as usize])),
+            f64::from(u8::from(self.joint[b as usize])),
         );
         let cost = |p: Vec3| {
             let travel = ja * f64::from((p - pa).length_squared())
@@ -259,9 +368,19 @@ impl State {
         // The same error in every pose, where each option puts the kept vertex at a's or b's
         // position in that pose or halfway between them: one pass over the poses for all three.
         let mut posed = [0.0f64; 3];
-        for (pose, quadrics) in self.poses.iter().zip(&self.pose_quadrics) {
-            let q = sum(&quadrics[a as usize], &quadrics[b as usize]);
-            let (x, y) = (pose[a as usize], pose[b as usize]);
+        let np = self.pose_count;
+        let (ra, rb) = (
+            a as usize * np..(a as usize + 1) * np,
+            b as usize * np..(b as usize + 1) * np,
+        );
+        let (qa, qb) = (
+            &self.pose_quadrics[ra.clone()],
+            &self.pose_quadrics[rb.clone()],
+        );
+        let (xa, xb) = (&self.poses[ra], &self.poses[rb]);
+        for p in 0..np {
+            let q = sum(&qa[p], &qb[p]);
+            let (x, y) = (xa[p], xb[p]);
             for (total, keep) in posed.iter_mut().zip(OPTIONS) {
                 *total += quadric_error(&q, keep.pick(x, y)).max(0.0);
             }
@@ -280,8 +399,11 @@ impl State {
         Candidate {
             cost: totals[best],
             from,
-            to,
-            position: keep.pick(pa, pb),
+            to: if keep == Keep::Middle {
+                to | MIDDLE
+            } else {
+                to
+            },
             stamps: (self.stamps[from as usize], self.stamps[to as usize]),
         }
     }
@@ -315,42 +437,65 @@ impl State {
 
     /// Distinct neighbours of `v`.
     fn neighbours(&self, v: u32) -> Vec<u32> {
-        let mut out: Vec<u32> = self
-            .live_around(v)
-            .flat_map(|t| self.triangles[t as usize])
-            .filter(|&u| u != v)
-            .collect();
+        let mut out = Vec::new();
+        self.neighbours_into(v, &mut out);
+        out
+    }
+
+    /// [`Self::neighbours`] of `v` into `out` (cleared first), sorted.
+    fn neighbours_into(&self, v: u32, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend(
+            self.live_around(v)
+                .flat_map(|t| self.triangles[t as usize])
+                .filter(|&u| u != v),
+        );
         out.sort_unstable();
         out.dedup();
-        out
     }
 
     /// Whether collapsing `from` into `to` at `position` keeps the mesh closed, manifold and
     /// unfolded (see the module docs).
-    fn allowed(&self, from: u32, to: u32, position: Vec3) -> bool {
-        let (nf, nt) = (self.neighbours(from), self.neighbours(to));
+    fn allowed(&mut self, from: u32, to: u32, position: Vec3) -> bool {
+        let [mut nf, mut nt, mut opposite] = std::mem::take(&mut self.scratch);
+        let ok = self.allowed_with(from, to, position, [&mut nf, &mut nt, &mut opposite]);
+        self.scratch = [nf, nt, opposite];
+        ok
+    }
+
+    /// [`Self::allowed`] with three scratch lists.
+    fn allowed_with(
+        &self,
+        from: u32,
+        to: u32,
+        position: Vec3,
+        [nf, nt, opposite]: [&mut Vec<u32>; 3],
+    ) -> bool {
+        self.neighbours_into(from, nf);
+        self.neighbours_into(to, nt);
         if nf.binary_search(&to).is_err() {
             return false;
         }
-        let shared: Vec<u32> = nf
-            .iter()
-            .copied()
-            .filter(|u| nt.binary_search(u).is_ok())
-            .collect();
-        let opposite: Vec<u32> = {
-            let mut o: Vec<u32> = self
-                .live_around(from)
+        opposite.clear();
+        opposite.extend(
+            self.live_around(from)
                 .filter(|&t| self.triangles[t as usize].contains(&to))
                 .flat_map(|t| self.triangles[t as usize])
-                .filter(|&u| u != from && u != to)
-                .collect();
-            o.sort_unstable();
-            o
-        };
-        if opposite.len() != 2 || shared != opposite {
+                .filter(|&u| u != from && u != to),
+        );
+        opposite.sort_unstable();
+        // The neighbours both ends share must be exactly the two opposite their edge.
+        let mut shared = nf.iter().filter(|u| nt.binary_search(u).is_ok());
+        let shared_len = nf.iter().filter(|u| nt.binary_search(u).is_ok()).count();
+        if opposite.len() != 2
+            || shared_len != 2
+            || shared.next() != Some(&opposite[0])
+            || shared.next() != Some(&opposite[1])
+        {
             return false;
         }
-        let union = nf.len() + nt.len() - shared.len() - 2;
+        let shared = shared_len;
+        let union = nf.len() + nt.len() - shared - 2;
         if union < 3 {
             return false;
         }
@@ -402,14 +547,16 @@ impl State {
         if position == pf {
             self.centres[to as usize] = self.centres[from as usize];
         }
-        for (pose, quadrics) in self.poses.iter_mut().zip(&mut self.pose_quadrics) {
-            let q = quadrics[from as usize];
-            quadrics[to as usize]
+        let np = self.pose_count;
+        for p in 0..np {
+            let (f, t) = (from as usize * np + p, to as usize * np + p);
+            let q = self.pose_quadrics[f];
+            self.pose_quadrics[t]
                 .iter_mut()
                 .zip(q)
                 .for_each(|(x, y)| *x += y);
-            let (f, t) = (pose[from as usize], pose[to as usize]);
-            pose[to as usize] = if position == pf {
+            let (f, t) = (self.poses[f], self.poses[t]);
+            self.poses[to as usize * np + p] = if position == pf {
                 f
             } else if position == pt {
                 t

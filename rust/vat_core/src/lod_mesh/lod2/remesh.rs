@@ -96,11 +96,18 @@ impl<'a> Remesh<'a> {
         };
         // Every piece's surface in one mesh (disjoint components), so one simplification spends
         // the target where the error is, whatever piece it falls on.
+        // Pieces extracted and smoothed in parallel, joined in order.
+        let extracted: Vec<surface::Mesh> = grids
+            .par_iter()
+            .map(|g| {
+                let mut m = surface::extract(g);
+                surface::smooth(&mut m, SMOOTH_ITERATIONS);
+                m
+            })
+            .collect();
         let mut mesh = surface::Mesh::default();
         let mut piece_of = Vec::new();
-        for (piece, g) in grids.iter().enumerate() {
-            let mut m = surface::extract(g);
-            surface::smooth(&mut m, SMOOTH_ITERATIONS);
+        for (piece, m) in extracted.into_iter().enumerate() {
             let offset = mesh.positions.len() as u32;
             mesh.indices.extend(m.indices.iter().map(|i| i + offset));
             mesh.positions.extend(m.positions);
@@ -134,7 +141,7 @@ impl<'a> Remesh<'a> {
     /// piece's source triangles there, plus its offset from that point in the reference pose.
     fn in_poses(&self, vertices: &[u32]) -> Vec<Vec<Vec3>> {
         let hits: Vec<_> = vertices
-            .iter()
+            .par_iter()
             .map(|&v| {
                 let p = self.mesh.positions[v as usize];
                 let piece = self.piece_of[v as usize];
@@ -153,7 +160,7 @@ impl<'a> Remesh<'a> {
             })
             .collect();
         self.shape_poses
-            .iter()
+            .par_iter()
             .map(|pose| {
                 hits.iter()
                     .map(|(corners, weights, offset)| {
@@ -352,7 +359,7 @@ fn bone_centres(
         e.1 += 1.0;
     }
     mesh.positions
-        .iter()
+        .par_iter()
         .map(|&p| {
             let hit = tris.bvh.nearest(p).expect("the BVH was checked non-empty");
             let corners = tris.triangles[hit.triangle as usize];
