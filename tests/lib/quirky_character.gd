@@ -82,8 +82,13 @@ static func save(path: String) -> int:
 ## imported again by it (the code the editor's importer runs), so the UV sets, the COLOR_0 part
 ## and the animations arrive as a real import has them. Saved to `path` (a .tscn).
 static func save_through_gltf(path: String, glb_path: String) -> int:
+	return gltf_round_trip(build().instantiate(), path, glb_path)
+
+
+## Exports `node` (freed here) to `glb_path` with GLTFDocument, imports it again and saves the
+## imported scene to `path`; returns the error. Shared by the generated characters.
+static func gltf_round_trip(node: Node, path: String, glb_path: String) -> int:
 	var holder := Node.new()
-	var node := build().instantiate()
 	holder.add_child(node)
 	var state := GLTFState.new()
 	var doc := GLTFDocument.new()

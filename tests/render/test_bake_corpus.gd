@@ -5,7 +5,9 @@
 # and QuirkyCharacter (an armature scaled and rotated, seven UV sets, a vertex-coloured part, root
 # motion and a zero-length clip), as built and after a glTF export and import, and
 # MaterialCharacter (QuirkyCharacter in BaseMaterial3D's features: normal map, ORM, alpha scissor,
-# a transparent part with emission, rim and clearcoat, sRGB vertex colours). Each is baked twice with the same clips (all of them, or for a
+# sRGB vertex colours, and a ShaderMaterial part with blending, emission, rim and clearcoat), and
+# CritterCharacter after glTF (no NORMAL, so flat normals; float RGB COLOR_0; a morph-only clip).
+# Each is baked twice with the same clips (all of them, or for a
 # character with more than MAX_CLIPS, MAX_CLIPS spread over the list plus every zero-length one):
 # - by the command line: bake.gd in a separate headless Godot (`--script`), half precision;
 # - by VertexAnimation.bake() in this running scene, float precision.
@@ -30,6 +32,7 @@ const QUIRKY := "res://generated/quirky.tscn"
 const QUIRKY_GLTF := "res://generated/quirky_gltf.tscn"
 ## Written at test time (its textures are drawn by the test), outside the repository.
 const MATERIALS := "user://material_character.scn"
+const CRITTER_GLTF := "user://critter_gltf.scn"
 const CLI_OUT := "user://corpus_cli"
 ## How much less a character may cover half-way between two baked frames than its skeletal
 ## render (see _check_render).
@@ -42,7 +45,7 @@ func cases_corpus() -> Array:
 		if f.get_extension().to_lower() in ["glb", "gltf"]:
 			out.append(f)
 	out.sort()
-	out.append_array(["soldier", "quirky", "quirky_gltf", "materials"])
+	out.append_array(["soldier", "quirky", "quirky_gltf", "materials", "critter_gltf"])
 	return out
 
 
@@ -72,6 +75,10 @@ func _scene_path(case: String) -> String:
 			var err := MaterialCharacter.save(MATERIALS)
 			check_eq(err, OK, "the generated material character saves")
 			return MATERIALS
+		"critter_gltf":
+			var err := CritterCharacter.save_through_gltf(CRITTER_GLTF, "user://critter.glb")
+			check_eq(err, OK, "the generated critter goes through glTF")
+			return CRITTER_GLTF
 		_:
 			return "res://assets_local/".path_join(case)
 

@@ -63,6 +63,17 @@ impl Character {
     pub fn vertex_count(&self) -> usize {
         self.meshes.iter().map(|m| m.source.positions.len()).sum()
     }
+
+    /// Whether any surface has a normal array. Godot draws a mesh without one with its renderer's
+    /// default normal (a glTF without NORMAL arrives so), so such a character bakes without
+    /// normals and its crowd keeps the mesh's own (absent) normals, as Godot's render does.
+    pub fn has_normals(&self) -> bool {
+        self.meshes.iter().flat_map(|m| &m.surfaces).any(|s| {
+            s.arrays
+                .get(ArrayType::NORMAL.ord() as usize)
+                .is_some_and(|a| !a.is_nil())
+        })
+    }
 }
 
 /// Collects the character under `root` (which must be inside the scene tree). `subset` lists

@@ -157,7 +157,10 @@ impl VertexAnimation {
             let frames = vat_core::clip::total_frames(&plan.clips);
             let layout = VatLayout::new(vertices as u32, frames)
                 .map_err(|e| format!("{e} (in '{}')", plan.scene_name))?;
-            let per_texel = vat_core::bake::bytes_per_vertex_frame(precision, self.bake_normals);
+            let per_texel = vat_core::bake::bytes_per_vertex_frame(
+                precision,
+                bakes_normals(self.bake_normals, &plan.character),
+            );
             Ok((
                 vertices,
                 frames,
@@ -176,4 +179,13 @@ impl VertexAnimation {
         }
         d
     }
+}
+
+/// Whether a bake of `character` stores normals: `bake_normals`, unless no mesh has normals
+/// ([`crate::bake::collect::Character::has_normals`]).
+pub(crate) fn bakes_normals(
+    bake_normals: bool,
+    character: &crate::bake::collect::Character,
+) -> bool {
+    bake_normals && character.has_normals()
 }

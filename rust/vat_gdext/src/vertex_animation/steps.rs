@@ -205,7 +205,7 @@ impl VertexAnimation {
             root_bone,
             in_place: self.root_motion == ROOT_MOTION_IN_PLACE,
             precision,
-            normals: self.bake_normals,
+            normals: super::state::bakes_normals(self.bake_normals, &plan.character),
             frames: Vec::with_capacity(total_frames as usize),
             velocities: Vec::with_capacity(plan.clips.len()),
             moving_clips: 0,
