@@ -28,6 +28,24 @@ static func build() -> PackedScene:
 	return scene
 
 
+## `scene` with every mesh surface in a normal-mapped ORMMaterial3D, MikkTSpace tangents generated
+## as the importer does for a normal-mapped material: normal maps on curved, smooth-shaded parts.
+static func normal_mapped(scene: PackedScene) -> PackedScene:
+	var root := scene.instantiate()
+	for mi: MeshInstance3D in root.find_children("*", "MeshInstance3D", true, false):
+		var mesh := mi.mesh as ArrayMesh
+		if mesh == null:
+			continue
+		var out := _with_tangents(mesh)
+		for s in out.get_surface_count():
+			out.surface_set_material(s, _normal_mapped_material())
+		mi.mesh = out
+	var packed := PackedScene.new()
+	packed.pack(root)
+	root.free()
+	return packed
+
+
 ## Builds the character and saves it to `path`; returns the error.
 static func save(path: String) -> int:
 	return ResourceSaver.save(build(), path)
@@ -59,6 +77,19 @@ static func _torso_material() -> ORMMaterial3D:
 	m.roughness = 0.8
 	m.uv1_scale = Vector3(2.0, 1.5, 1.0)
 	m.uv1_offset = Vector3(0.1, 0.2, 0.0)
+	return m
+
+
+static func _normal_mapped_material() -> ORMMaterial3D:
+	var m := ORMMaterial3D.new()
+	m.albedo_color = Color(0.8, 0.75, 0.7)
+	m.normal_enabled = true
+	m.normal_texture = _texture(_normal_image())
+	m.normal_scale = 1.5
+	m.orm_texture = _texture(_orm_image())
+	m.metallic = 0.3
+	m.roughness = 0.7
+	m.uv1_scale = Vector3(4.0, 4.0, 1.0)
 	return m
 
 

@@ -6,7 +6,8 @@
 # motion and a zero-length clip), as built and after a glTF export and import, and
 # MaterialCharacter (QuirkyCharacter in BaseMaterial3D's features: normal map, ORM, alpha scissor,
 # sRGB vertex colours, and a ShaderMaterial part with blending, emission, rim and clearcoat), and
-# CritterCharacter after glTF (no NORMAL, so flat normals; float RGB COLOR_0; a morph-only clip).
+# CritterCharacter after glTF (no NORMAL, so flat normals; float RGB COLOR_0; a morph-only clip),
+# and the soldier in a normal-mapped ORM material (normal maps on curved parts: baked tangents).
 # Each is baked twice with the same clips (all of them, or for a
 # character with more than MAX_CLIPS, MAX_CLIPS spread over the list plus every zero-length one):
 # - by the command line: bake.gd in a separate headless Godot (`--script`), half precision;
@@ -33,6 +34,7 @@ const QUIRKY_GLTF := "res://generated/quirky_gltf.tscn"
 ## Written at test time (its textures are drawn by the test), outside the repository.
 const MATERIALS := "user://material_character.scn"
 const CRITTER_GLTF := "user://critter_gltf.scn"
+const SOLDIER_NORMAL_MAPPED := "user://soldier_normal_mapped.scn"
 const CLI_OUT := "user://corpus_cli"
 ## How much less a character may cover half-way between two baked frames than its skeletal
 ## render (see _check_render).
@@ -45,7 +47,7 @@ func cases_corpus() -> Array:
 		if f.get_extension().to_lower() in ["glb", "gltf"]:
 			out.append(f)
 	out.sort()
-	out.append_array(["soldier", "quirky", "quirky_gltf", "materials", "critter_gltf"])
+	out.append_array(["soldier", "quirky", "quirky_gltf", "materials", "critter_gltf", "soldier_normal_mapped"])
 	return out
 
 
@@ -75,6 +77,10 @@ func _scene_path(case: String) -> String:
 			var err := MaterialCharacter.save(MATERIALS)
 			check_eq(err, OK, "the generated material character saves")
 			return MATERIALS
+		"soldier_normal_mapped":
+			var dressed := MaterialCharacter.normal_mapped(load("res://generated/soldier.tscn"))
+			check_eq(ResourceSaver.save(dressed, SOLDIER_NORMAL_MAPPED), OK, "the normal-mapped soldier saves")
+			return SOLDIER_NORMAL_MAPPED
 		"critter_gltf":
 			var err := CritterCharacter.save_through_gltf(CRITTER_GLTF, "user://critter.glb")
 			check_eq(err, OK, "the generated critter goes through glTF")
@@ -133,6 +139,7 @@ func _meshes_of(root: Node) -> Array:
 func _godot_pose(character: Node3D) -> Dictionary:
 	var points := PackedVector3Array()
 	var normals := PackedVector3Array()
+	var tangents := PackedVector3Array()
 	var inv := character.global_transform.affine_inverse()
 	for mi: MeshInstance3D in _meshes_of(character):
 		var mesh: Mesh = mi.mesh
@@ -154,7 +161,15 @@ func _godot_pose(character: Node3D) -> Dictionary:
 			else:
 				for n in ns:
 					normals.append((nb * n).normalized())
-	return {"points": points, "normals": normals}
+			# Godot turns a tangent with the model basis (not its inverse transpose).
+			var ts = arrays[Mesh.ARRAY_TANGENT]
+			var count: int = arrays[Mesh.ARRAY_VERTEX].size()
+			for k in count:
+				if ts == null or ts.size() != count * 4:
+					tangents.append(Vector3.ZERO)
+				else:
+					tangents.append((xf.basis * Vector3(ts[k * 4], ts[k * 4 + 1], ts[k * 4 + 2])).normalized())
+	return {"points": points, "normals": normals, "tangents": tangents}
 
 
 func test_each_corpus(case: String) -> void:
@@ -185,10 +200,15 @@ func test_each_corpus(case: String) -> void:
 		return
 	check_eq(cli.get_clip_names(), game.get_clip_names(), "%s: both bakes have the same clips" % case)
 	var bakes := {"game/float": [game, FLOAT_TOLERANCE], "cli/half": [cli, HALF_TOLERANCE]}
+	# Tangents are baked exactly where a source material uses a normal map.
+	var normal_mapped := case in ["materials", "soldier_normal_mapped"]
+	for key in bakes:
+		var va: VertexAnimation = bakes[key][0]
+		check_eq(va.tangent_texture != null, normal_mapped, "%s %s: tangents baked only for a normal map" % [case, key])
 	var diag: float = game.get_bounds().size.length()
 	var worst := {}
 	for key in bakes:
-		worst[key] = {"pos": 0.0, "deg": 0.0, "where": "", "nwhere": "", "frozen": 0}
+		worst[key] = {"pos": 0.0, "deg": 0.0, "tdeg": 0.0, "where": "", "nwhere": "", "twhere": "", "frozen": 0}
 	var compared := 0
 	for c in game.get_clip_count():
 		var clip_name: String = game.get_clip_names()[c]
@@ -215,6 +235,7 @@ func test_each_corpus(case: String) -> void:
 				var va: VertexAnimation = bakes[key][0]
 				var ours := va.decode_frame(c, f)
 				var our_normals := va.decode_frame_normals(c, f)
+				var our_tangents := va.decode_frame_tangents(c, f)
 				if not check_eq(ours.size(), pts.size(), "%s %s: vertex count" % [case, key]):
 					return
 				var w: Dictionary = worst[key]
@@ -229,6 +250,12 @@ func test_each_corpus(case: String) -> void:
 						if deg > w["deg"]:
 							w["deg"] = deg
 							w["nwhere"] = "%s frame %d vertex %d" % [clip_name, f, i]
+					var tt: Vector3 = truth["tangents"][i]
+					if not our_tangents.is_empty() and tt.length() > 0.5:
+						var tdeg := rad_to_deg(our_tangents[i].angle_to(tt))
+						if tdeg > w["tdeg"]:
+							w["tdeg"] = tdeg
+							w["twhere"] = "%s frame %d vertex %d" % [clip_name, f, i]
 				if not prev_truth.is_empty():
 					var before: PackedVector3Array = prev_ours[key]
 					for i in ours.size():
@@ -244,6 +271,9 @@ func test_each_corpus(case: String) -> void:
 			case, key, compared, w["pos"] / diag, w["where"], w["deg"], w["nwhere"], w["frozen"]])
 		check(w["pos"] <= tol * diag, "%s %s: max vertex error %s of the diagonal <= %s (%s)" % [case, key, w["pos"] / diag, tol, w["where"]])
 		check(w["deg"] <= NORMAL_DEGREES, "%s %s: max normal error %.2f deg <= %.1f (%s)" % [case, key, w["deg"], NORMAL_DEGREES, w["nwhere"]])
+		if normal_mapped:
+			print("    %s %s: max tangent error %.2f deg (%s)" % [case, key, w["tdeg"], w["twhere"]])
+			check(w["tdeg"] <= NORMAL_DEGREES, "%s %s: max tangent error %.2f deg <= %.1f (%s)" % [case, key, w["tdeg"], NORMAL_DEGREES, w["twhere"]])
 		check_eq(w["frozen"], 0, "%s %s: vertices Godot moves that the bake leaves in place" % [case, key])
 	character.free()
 
@@ -287,7 +317,7 @@ func test_each_render_equivalence(case: String) -> void:
 ## to HALFWAY_COVERAGE there (the KayKit knight's chop: 3.5% fewer pixels). A clip that needs
 ## more takes a higher rate through `clip_fps`.
 func _check_render(case: String, scene: PackedScene, va: VertexAnimation, flat: VertexAnimation) -> void:
-	if case == "materials" and RenderingServer.get_current_rendering_method() == "mobile":
+	if case in ["materials", "soldier_normal_mapped"] and RenderingServer.get_current_rendering_method() == "mobile":
 		# Mobile keeps the shipped shader (docs/api.md, Default materials), which lacks the
 		# normal map, ORM, scissor and blending this character is made of.
 		skip("the Mobile renderer keeps vat_crowd's shipped shader; MaterialCharacter needs Godot's own")

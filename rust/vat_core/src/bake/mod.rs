@@ -35,8 +35,8 @@ pub use motion::{
     average_velocity, frames_vary, horizontal, in_place_offset, travels, SAME_POSE_TOLERANCE,
 };
 pub use skin::{
-    bounds_of, skin_frames, BlendMode, BlendShape, MeshFrame, MeshSource, SkinBinding,
-    SkinnedFrames,
+    bounds_of, skin_frames, tangent_sources, BlendMode, BlendShape, MeshFrame, MeshSource,
+    SkinBinding, SkinnedFrames,
 };
 pub use skin_encode::{skin_encode, SkinEncoder};
 pub use stored::{

@@ -114,6 +114,28 @@ pub fn bounds_of(points: &[Vec3]) -> Bounds {
     Bounds::from_points(points)
 }
 
+/// `meshes` with `tangents[m]` (one unit vector per vertex of mesh `m`) in place of their normals,
+/// and blend shapes that leave them unchanged: skinning these as normals gives the skinned
+/// tangents, since Godot skins a vertex's tangent with the same matrix as its normal. Meshes
+/// whose tangent list does not match their vertex count keep +X.
+pub fn tangent_sources(meshes: &[MeshSource], tangents: &[Vec<Vec3>]) -> Vec<MeshSource> {
+    meshes
+        .iter()
+        .enumerate()
+        .map(|(m, mesh)| {
+            let mut t = mesh.clone();
+            t.normals = match tangents.get(m) {
+                Some(list) if list.len() == mesh.positions.len() => list.clone(),
+                _ => vec![Vec3::X; mesh.positions.len()],
+            };
+            for shape in &mut t.blend_shapes {
+                shape.normals.clear();
+            }
+            t
+        })
+        .collect()
+}
+
 /// Skins every frame: `frames[f][m]` is mesh `m`'s pose at frame `f`; `labels(f)` names frame
 /// `f` in errors (e.g. "clip 'walk' frame 3").
 ///

@@ -42,6 +42,8 @@ pub struct StoredBake<'a> {
     pub positions: Option<StoredTexture>,
     /// The normal texture (None: normals not baked).
     pub normals: Option<StoredTexture>,
+    /// The tangent texture (None: tangents not baked); laid out and encoded as the normals.
+    pub tangents: Option<StoredTexture>,
     /// 0 half, 1 float.
     pub precision: i64,
     /// Number of clip names.
@@ -108,6 +110,12 @@ pub fn check(b: &StoredBake) -> Result<(), String> {
     want("position", b.positions, texel)?;
     if b.normals.is_some() {
         want("normal", b.normals, NORMAL_TEXEL_BYTES)?;
+    }
+    if b.tangents.is_some() {
+        if b.normals.is_none() {
+            return Err("it has a tangent texture but no normal texture".into());
+        }
+        want("tangent", b.tangents, NORMAL_TEXEL_BYTES)?;
     }
     let clips = b.clip_names;
     if clips == 0 || clips > MAX_CLIPS as usize {
@@ -190,6 +198,7 @@ mod tests {
             mesh_vertices: Some(100),
             positions: Some(tex(8)),
             normals: Some(tex(4)),
+            tangents: Some(tex(4)),
             precision: 0,
             clip_names: 2,
             clip_table: &TABLE,
@@ -207,12 +216,32 @@ mod tests {
         let old = StoredBake {
             root_velocities: 0,
             normals: None,
+            tangents: None,
             ..good()
         };
         assert_eq!(
             check(&old),
             Ok(()),
             "older resources and no normals are fine"
+        );
+    }
+
+    #[test]
+    fn tangents_are_checked_like_normals() {
+        let mut small = good().tangents.unwrap();
+        small.height -= 1;
+        let wrong = StoredBake {
+            tangents: Some(small),
+            ..good()
+        };
+        assert!(check(&wrong).unwrap_err().contains("tangent texture"));
+        let alone = StoredBake {
+            normals: None,
+            ..good()
+        };
+        assert_eq!(
+            check(&alone),
+            Err("it has a tangent texture but no normal texture".into())
         );
     }
 

@@ -46,6 +46,9 @@ pub struct SourceMesh {
     pub surfaces: Vec<SourceSurface>,
     /// Core representation (all surfaces concatenated).
     pub source: MeshSource,
+    /// Per vertex: the tangent (xyz) and bitangent sign (w) of the source's TANGENT array; a
+    /// surface without one has +X and +1.
+    pub tangents: Vec<glam::Vec4>,
 }
 
 /// Everything of a character that takes part in the bake.
@@ -62,6 +65,40 @@ impl Character {
     /// Total vertex count of the combined mesh.
     pub fn vertex_count(&self) -> usize {
         self.meshes.iter().map(|m| m.source.positions.len()).sum()
+    }
+
+    /// Whether some surface's material uses a normal map (a BaseMaterial3D with normal mapping
+    /// on, or a ShaderMaterial whose code writes NORMAL_MAP): only then are tangents baked.
+    pub fn uses_normal_map(&self) -> bool {
+        use godot::classes::base_material_3d::Feature;
+        use godot::classes::{BaseMaterial3D, ShaderMaterial};
+        self.meshes
+            .iter()
+            .flat_map(|m| &m.surfaces)
+            .filter_map(|s| s.material.clone())
+            .any(|m| match m.clone().try_cast::<BaseMaterial3D>() {
+                Ok(b) => b.get_feature(Feature::NORMAL_MAPPING),
+                Err(_) => m.try_cast::<ShaderMaterial>().is_ok_and(|sm| {
+                    sm.get_shader()
+                        .is_some_and(|sh| sh.get_code().to_string().contains("NORMAL_MAP"))
+                }),
+            })
+    }
+
+    /// Per mesh, each vertex's tangent direction (for [`vat_core::bake::tangent_sources`]).
+    pub fn tangent_directions(&self) -> Vec<Vec<glam::Vec3>> {
+        self.meshes
+            .iter()
+            .map(|m| m.tangents.iter().map(|t| t.truncate()).collect())
+            .collect()
+    }
+
+    /// Every vertex's bitangent sign, in the combined mesh's order.
+    pub fn tangent_signs(&self) -> Vec<f32> {
+        self.meshes
+            .iter()
+            .flat_map(|m| m.tangents.iter().map(|t| t.w))
+            .collect()
     }
 
     /// Whether any surface has a normal array. Godot draws a mesh without one with its renderer's
@@ -165,6 +202,7 @@ fn source_mesh(
     let mut surfaces = Vec::new();
     let mut positions = Vec::new();
     let mut normals = Vec::new();
+    let mut tangents = Vec::new();
     // Per surface: (bone indices, weights, influences) when it has skin arrays.
     let mut skin_arrays: Vec<Option<(PackedInt32Array, PackedFloat32Array, usize)>> = Vec::new();
 
@@ -174,6 +212,17 @@ fn source_mesh(
         let n = verts.len();
         let norms = array_at::<PackedVector3Array>(&arrays, ArrayType::NORMAL).unwrap_or_default();
         positions.extend(convert::vec3s(&verts));
+        let tans = array_at::<PackedFloat32Array>(&arrays, ArrayType::TANGENT).unwrap_or_default();
+        if tans.len() == n * 4 {
+            let t = tans.as_slice();
+            tangents.extend(
+                t.chunks_exact(4).map(|c| {
+                    glam::Vec4::new(c[0], c[1], c[2], if c[3] < 0.0 { -1.0 } else { 1.0 })
+                }),
+            );
+        } else {
+            tangents.extend(std::iter::repeat_n(glam::Vec4::new(1.0, 0.0, 0.0, 1.0), n));
+        }
         if norms.len() == n {
             normals.extend(convert::vec3s(&norms));
         } else {
@@ -275,6 +324,7 @@ fn source_mesh(
         skin,
         surfaces,
         source,
+        tangents,
     })
 }
 

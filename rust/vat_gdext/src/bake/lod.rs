@@ -41,6 +41,8 @@ pub struct LevelStats {
 pub struct LodBake {
     /// The VAT over the kept levels' columns.
     pub vat: EncodedVat<GodotBytes>,
+    /// The tangent VAT over the same columns (its normals are the tangents), where baked.
+    pub tangents: Option<EncodedVat<GodotBytes>>,
     /// One mesh per kept level, LOD0 first.
     pub meshes: Vec<Gd<ArrayMesh>>,
     /// Its figures.
@@ -107,6 +109,7 @@ pub fn check_settings(
 pub fn bake_lod(
     character: &Character,
     vat: &EncodedVat<GodotBytes>,
+    tangents: Option<&EncodedVat<GodotBytes>>,
     clips: &[Clip],
     settings: &LodSettings,
     variations: &[Option<Gd<Texture2D>>],
@@ -208,6 +211,24 @@ pub fn bake_lod(
         bounds: pruned.bounds,
         clip_bounds: pruned.clip_bounds,
     };
+    let new_tangents = match tangents {
+        Some(t) => {
+            let pruned = apply_columns(t, &columns)
+                .map_err(|e| format!("the LOD tangents of '{owner}' could not be written: {e}"))?;
+            Some(EncodedVat {
+                layout: pruned.layout,
+                params: pruned.params,
+                positions: GodotBytes(PackedByteArray::new()),
+                normals: GodotBytes(PackedByteArray::from(pruned.normals.as_slice())),
+                bounds: pruned.bounds,
+                clip_bounds: pruned.clip_bounds,
+            })
+        }
+        None => None,
+    };
+    let first_tangents = new_tangents
+        .as_ref()
+        .map(|t| vat_core::bake::decode_frame_normals(t, 0));
     let first = vat_core::bake::decode_frame(&new_vat, 0);
     let first_normals = if new_vat.params.normals {
         vat_core::bake::decode_frame_normals(&new_vat, 0)
@@ -231,6 +252,7 @@ pub fn bake_lod(
             &lod,
             &first,
             &first_normals,
+            first_tangents.as_deref(),
             channel,
             aabb,
         )?);
@@ -244,8 +266,12 @@ pub fn bake_lod(
         });
     }
     let summary = LodSummary {
-        bytes_before: vat.positions.len() + vat.normals.len(),
-        bytes_after: new_vat.positions.len() + new_vat.normals.len(),
+        bytes_before: vat.positions.len()
+            + vat.normals.len()
+            + tangents.map_or(0, |t| t.normals.len()),
+        bytes_after: new_vat.positions.len()
+            + new_vat.normals.len()
+            + new_tangents.as_ref().map_or(0, |t| t.normals.len()),
         levels,
         source_vertices: source.positions.len(),
         ms: t0.elapsed().as_secs_f64() * 1000.0,
@@ -254,6 +280,7 @@ pub fn bake_lod(
     };
     Ok(Ok(LodBake {
         vat: new_vat,
+        tangents: new_tangents,
         meshes,
         summary,
     }))

@@ -177,17 +177,20 @@ fn interpolate(
 
 /// The ArrayMesh of `level`: one surface per level surface, with its source surface's material
 /// and name; positions and normals of each vertex's column at the reference frame (`first`,
-/// `first_normals`: decoded from the level's VAT, one per column; normals may be empty); every
+/// `first_normals`: decoded from the level's VAT, one per column; normals may be empty), tangents
+/// likewise where baked (`first_tangents`, with the source vertices' bitangent signs); every
 /// other array the source surface has, interpolated; the column in custom channel `channel`.
 pub fn level_mesh(
     character: &Character,
     level: &LodLevel,
     first: &[glam::Vec3],
     first_normals: &[glam::Vec3],
+    first_tangents: Option<&[glam::Vec3]>,
     channel: i32,
     aabb: Aabb,
 ) -> Result<Gd<ArrayMesh>, String> {
     let surfaces = surfaces_with_bases(character);
+    let signs = character.tangent_signs();
     let bases: Vec<u32> = surfaces.iter().map(|s| s.1).collect();
     let mut mesh = ArrayMesh::new_gd();
     for ls in &level.surfaces {
@@ -248,6 +251,23 @@ pub fn level_mesh(
             channels[index] = Some(own);
             let values = interpolate(kind, &used, &channels, &bases);
             arrays.set(which.ord() as usize, &write(kind, &values));
+        }
+        if let Some(t) = first_tangents {
+            // The sign of the source vertex that weighs most (a copied vertex: its own).
+            let vertex_signs: Vec<f32> = used
+                .iter()
+                .map(|v| {
+                    let k = (0..3)
+                        .max_by(|&a, &b| v.weights[a].total_cmp(&v.weights[b]))
+                        .unwrap_or(0);
+                    signs.get(v.sources[k] as usize).copied().unwrap_or(1.0)
+                })
+                .collect();
+            let columns: Vec<usize> = used.iter().map(|v| v.column as usize).collect();
+            arrays.set(
+                ArrayType::TANGENT.ord() as usize,
+                &super::output::tangent_array(&columns, t, &vertex_signs).to_variant(),
+            );
         }
         let columns: PackedFloat32Array = used.iter().map(|v| v.column as f32).collect();
         arrays.set(

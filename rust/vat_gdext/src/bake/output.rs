@@ -50,11 +50,13 @@ pub fn encode_into_godot(encoder: SkinEncoder<'_>) -> EncodedVat<GodotBytes> {
 /// materials kept, vertex order kept, every array the source has kept (UV, UV2, colours, custom
 /// channels with their formats), and each vertex's VAT column in the first custom channel no
 /// source surface uses (one float). Rest positions and normals are replaced by the first baked
-/// frame so the mesh previews in the editor in the character's space; tangents, bone and
+/// frame so the mesh previews in the editor in the character's space (tangents too, where baked,
+/// with the source's bitangent signs); bone and
 /// blend-shape data are dropped (they are baked in). Returns the mesh and the column's channel.
 pub fn combined_mesh<B: AsRef<[u8]>>(
     character: &Character,
     vat: &EncodedVat<B>,
+    tangents: Option<&EncodedVat<B>>,
 ) -> Result<(Gd<ArrayMesh>, i32), String> {
     let surfaces = || character.meshes.iter().flat_map(|m| &m.surfaces);
     let channel = free_custom_channel(character)?;
@@ -64,6 +66,8 @@ pub fn combined_mesh<B: AsRef<[u8]>>(
     } else {
         Vec::new()
     };
+    let first_tangents = tangents.map(|t| vat_core::bake::decode_frame_normals(t, 0));
+    let signs = character.tangent_signs();
     let mut mesh = ArrayMesh::new_gd();
     let mut column = 0usize;
     let mut added = 0;
@@ -83,6 +87,13 @@ pub fn combined_mesh<B: AsRef<[u8]>>(
         }
         for dropped in [ArrayType::TANGENT, ArrayType::BONES, ArrayType::WEIGHTS] {
             arrays.set(dropped.ord() as usize, &Variant::nil());
+        }
+        if let Some(t) = &first_tangents {
+            let columns: Vec<usize> = range.clone().collect();
+            arrays.set(
+                ArrayType::TANGENT.ord() as usize,
+                &tangent_array(&columns, t, &signs[range.clone()]).to_variant(),
+            );
         }
         let columns: PackedFloat32Array = range.map(|c| c as f32).collect();
         arrays.set(
@@ -110,6 +121,21 @@ pub fn combined_mesh<B: AsRef<[u8]>>(
     }
     mesh.set_custom_aabb(convert::to_aabb(&vat.bounds));
     Ok((mesh, channel))
+}
+
+/// Godot's TANGENT array for vertices reading `columns`: each column's tangent at the reference
+/// frame (`first`, decoded from the tangent texture) and the vertex's bitangent sign (`signs`,
+/// one per vertex).
+pub fn tangent_array(columns: &[usize], first: &[glam::Vec3], signs: &[f32]) -> PackedFloat32Array {
+    columns
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &c)| {
+            let t = first.get(c).copied().unwrap_or(glam::Vec3::X);
+            let w = signs.get(i).copied().unwrap_or(1.0);
+            [t.x, t.y, t.z, w]
+        })
+        .collect()
 }
 
 /// The first custom vertex channel no source surface uses: where the VAT column goes.

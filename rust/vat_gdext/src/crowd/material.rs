@@ -207,6 +207,11 @@ pub fn bind_animation(material: &mut Gd<ShaderMaterial>, animation: &Gd<VertexAn
         "vat_has_normals",
         &a.get_normal_texture().is_some().to_variant(),
     );
+    material.set_shader_parameter("vat_tangents", &a.get_tangent_texture().to_variant());
+    material.set_shader_parameter(
+        "vat_has_tangents",
+        &(a.get_tangent_texture().is_some() && a.get_normal_texture().is_some()).to_variant(),
+    );
     material.set_shader_parameter("vat_clips", &a.get_clip_texture().to_variant());
     material.set_shader_parameter("vat_vertex_count", &a.get_vertex_count().to_variant());
     material.set_shader_parameter("vat_column_channel", &a.get_column_channel().to_variant());

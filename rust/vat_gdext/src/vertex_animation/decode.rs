@@ -24,6 +24,41 @@ impl VertexAnimation {
     pub fn decode_frame_normals(&mut self, clip: i32, frame: i32) -> PackedVector3Array {
         self.decode(clip, frame, true)
     }
+
+    /// Tangents of every VAT column at `frame` of `clip`, decoded like the shader does (empty if
+    /// tangents were not baked: no source material uses a normal map). The bitangent sign is the
+    /// mesh's own (its TANGENT w).
+    #[func]
+    pub fn decode_frame_tangents(&mut self, clip: i32, frame: i32) -> PackedVector3Array {
+        let Some(texture) = self.tangent_texture.clone() else {
+            return PackedVector3Array::new();
+        };
+        // Checks the clip, the frame and the stored bake as decode_frame does.
+        if self.decode(clip, frame, false).is_empty() {
+            return PackedVector3Array::new();
+        }
+        let (Some(c), Some(vat)) = (self.clip_checked(clip), self.encoded()) else {
+            return PackedVector3Array::new();
+        };
+        let Some(bytes) = texture.get_image().map(|i| i.get_data()) else {
+            return PackedVector3Array::new();
+        };
+        let tangents = EncodedVat {
+            layout: vat.layout,
+            params: EncodingParams {
+                normals: true,
+                ..vat.params
+            },
+            positions: output::GodotBytes(PackedByteArray::new()),
+            normals: output::GodotBytes(bytes),
+            bounds: vat.bounds,
+            clip_bounds: Vec::new(),
+        };
+        convert::to_vector3s(&vat_core::bake::decode_frame_normals(
+            &tangents,
+            c.first_frame + frame as u32,
+        ))
+    }
 }
 
 impl VertexAnimation {

@@ -120,6 +120,7 @@ impl VertexAnimation {
         &self,
         character: &Character,
         vat: &EncodedVat<GodotBytes>,
+        tangents: Option<&EncodedVat<GodotBytes>>,
         clips: &[Clip],
         variations: &[Option<Gd<Texture2D>>],
         scene_name: &str,
@@ -136,6 +137,7 @@ impl VertexAnimation {
         bake_lod(
             character,
             vat,
+            tangents,
             clips,
             &self.lod_settings(),
             variations,

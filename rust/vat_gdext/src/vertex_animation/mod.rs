@@ -136,6 +136,11 @@ pub struct VertexAnimation {
     /// Baked: octahedral normals of every frame (RGH), same layout as `position_texture`.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     normal_texture: Option<Gd<ImageTexture>>,
+    /// Baked: octahedral tangents of every frame (RGH), same layout as `normal_texture`; only
+    /// where a source material uses a normal map (null otherwise). The bitangent sign is the
+    /// mesh's TANGENT w.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    tangent_texture: Option<Gd<ImageTexture>>,
     /// Baked: the clip table for the shader, one RGBAF texel per clip.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     clip_texture: Option<Gd<ImageTexture>>,

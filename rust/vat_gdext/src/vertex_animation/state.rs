@@ -51,6 +51,7 @@ baked_state! {
     lod_meshes: Array<Gd<ArrayMesh>>,
     position_texture: Option<Gd<ImageTexture>>,
     normal_texture: Option<Gd<ImageTexture>>,
+    tangent_texture: Option<Gd<ImageTexture>>,
     clip_texture: Option<Gd<ImageTexture>>,
     variations: Option<Gd<Texture2DArray>>,
     variation_layers: Array<Gd<Image>>,
@@ -157,10 +158,13 @@ impl VertexAnimation {
             let frames = vat_core::clip::total_frames(&plan.clips);
             let layout = VatLayout::new(vertices as u32, frames)
                 .map_err(|e| format!("{e} (in '{}')", plan.scene_name))?;
-            let per_texel = vat_core::bake::bytes_per_vertex_frame(
-                precision,
-                bakes_normals(self.bake_normals, &plan.character),
-            );
+            let normals = bakes_normals(self.bake_normals, &plan.character);
+            let mut per_texel = vat_core::bake::bytes_per_vertex_frame(precision, normals);
+            if bakes_tangents(self.bake_normals, &plan.character) {
+                // A tangent texel is a normal texel (octahedral, two halves).
+                per_texel += vat_core::bake::bytes_per_vertex_frame(precision, true)
+                    - vat_core::bake::bytes_per_vertex_frame(precision, false);
+            }
             Ok((
                 vertices,
                 frames,
@@ -188,4 +192,13 @@ pub(crate) fn bakes_normals(
     character: &crate::bake::collect::Character,
 ) -> bool {
     bake_normals && character.has_normals()
+}
+
+/// Whether a bake of `character` stores tangents: with normals, where a material uses a normal
+/// map (only then does a shader read them).
+pub(crate) fn bakes_tangents(
+    bake_normals: bool,
+    character: &crate::bake::collect::Character,
+) -> bool {
+    bakes_normals(bake_normals, character) && character.uses_normal_map()
 }

@@ -54,6 +54,8 @@ pub(crate) struct Prepared {
     in_place: bool,
     precision: Precision,
     normals: bool,
+    /// Whether tangents are baked too (a material uses a normal map).
+    tangents: bool,
     frames: Vec<Vec<MeshFrame>>,
     velocities: Vec<glam::Vec3>,
     moving_clips: usize,
@@ -206,6 +208,7 @@ impl VertexAnimation {
             in_place: self.root_motion == ROOT_MOTION_IN_PLACE,
             precision,
             normals: super::state::bakes_normals(self.bake_normals, &plan.character),
+            tangents: super::state::bakes_tangents(self.bake_normals, &plan.character),
             frames: Vec::with_capacity(total_frames as usize),
             velocities: Vec::with_capacity(plan.clips.len()),
             moving_clips: 0,
@@ -241,6 +244,27 @@ impl VertexAnimation {
         .map_err(|e| format!("{e} (in '{scene_name}')"))?;
         let t_skinned = Instant::now();
         let vat = output::encode_into_godot(encoder);
+        // Tangents are skinned as normals are (vat_core::bake::tangent_sources): the same
+        // skinning over the tangents gives the tangent texture, laid out as the normals.
+        let tangent_vat = if p.tangents {
+            let tangent_sources =
+                vat_core::bake::tangent_sources(sources, &character.tangent_directions());
+            let encoder = workers::install(|| {
+                let label = |f: usize| labels[f].clone();
+                SkinEncoder::new(
+                    &tangent_sources,
+                    frames,
+                    &label,
+                    core_clips,
+                    precision,
+                    true,
+                )
+            })
+            .map_err(|e| format!("{e} (in the tangents of '{scene_name}')"))?;
+            Some(output::encode_into_godot(encoder))
+        } else {
+            None
+        };
         let t_encoded = Instant::now();
         #[cfg(feature = "dev")]
         self.write_lod_dump(character, &vat, clips)?;
@@ -258,22 +282,30 @@ impl VertexAnimation {
             ..BakedState::default()
         };
         let lod = self
-            .build_lod(character, &vat, clips, &textures, scene_name)
+            .build_lod(
+                character,
+                &vat,
+                tangent_vat.as_ref(),
+                clips,
+                &textures,
+                scene_name,
+            )
             .map_err(|e| format!("{e} (in '{scene_name}')"))?;
-        let (vat, lod_stats) = match lod {
+        let (vat, tangent_vat, lod_stats) = match lod {
             Some(Ok(built)) => {
                 let mut meshes = built.meshes.into_iter();
                 state.mesh = meshes.next();
                 state.lod_meshes = meshes.collect();
                 state.column_channel = output::free_custom_channel(character)?;
-                (built.vat, Some(Ok(built.summary)))
+                (built.vat, built.tangents, Some(Ok(built.summary)))
             }
             other => {
-                let (mesh, column_channel) = output::combined_mesh(character, &vat)
-                    .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+                let (mesh, column_channel) =
+                    output::combined_mesh(character, &vat, tangent_vat.as_ref())
+                        .map_err(|e| format!("{e} (in '{scene_name}')"))?;
                 state.mesh = Some(mesh);
                 state.column_channel = column_channel;
-                (vat, other.map(|o| o.map(|b| b.summary)))
+                (vat, tangent_vat, other.map(|o| o.map(|b| b.summary)))
             }
         };
         state.clip_root_velocities = p
@@ -283,6 +315,7 @@ impl VertexAnimation {
             .collect();
         state.position_texture = Some(output::position_texture(&vat));
         state.normal_texture = output::normal_texture(&vat);
+        state.tangent_texture = tangent_vat.as_ref().and_then(output::normal_texture);
         state.clip_texture = Some(output::clip_texture(&vat_core::clip::pack_clip_table(
             clips,
         )));
@@ -292,7 +325,9 @@ impl VertexAnimation {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         let sample_ms = ms(p.spent);
         let total_ms = sample_ms + ms(t_built - t_sampled);
-        let bytes = vat.positions.len() + vat.normals.len();
+        let bytes = vat.positions.len()
+            + vat.normals.len()
+            + tangent_vat.as_ref().map_or(0, |t| t.normals.len());
         let summary = format!(
             "baked '{scene_name}': {} vertices, {} frames, {} clips, textures {}x{}, {} bytes, {:.1} ms (sampling {:.1}, skinning {:.1}, encoding {:.1})",
             vat.layout.vertex_count,

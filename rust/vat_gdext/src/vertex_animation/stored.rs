@@ -43,6 +43,7 @@ impl VertexAnimation {
             mesh_vertices,
             positions: texture(&self.position_texture),
             normals: texture(&self.normal_texture),
+            tangents: texture(&self.tangent_texture),
             precision: i64::from(self.baked_precision),
             clip_names: self.clip_names.len(),
             clip_table: self.clip_table.as_slice(),

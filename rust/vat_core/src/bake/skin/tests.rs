@@ -542,3 +542,47 @@ fn fast_path_matches_the_step_by_step_reference() {
     );
     assert!(worst_n < 2e-6, "normals differ by up to {worst_n}");
 }
+
+#[test]
+fn tangents_skin_as_normals_do_and_ignore_blend_shapes() {
+    let mesh = MeshSource {
+        name: "m".into(),
+        positions: vec![Vec3::ZERO, Vec3::X],
+        normals: vec![Vec3::Y, Vec3::Y],
+        skin: None,
+        blend_shapes: vec![BlendShape {
+            positions: vec![Vec3::ONE, Vec3::ONE],
+            normals: vec![Vec3::Z, Vec3::Z],
+        }],
+        blend_mode: BlendMode::Relative,
+    };
+    let tangents = vec![vec![Vec3::X, Vec3::Z]];
+    let t = tangent_sources(std::slice::from_ref(&mesh), &tangents);
+    assert_eq!(t[0].normals, tangents[0]);
+    assert_eq!(t[0].positions, mesh.positions);
+    assert!(t[0].blend_shapes[0].normals.is_empty());
+    assert_eq!(
+        t[0].blend_shapes[0].positions,
+        mesh.blend_shapes[0].positions
+    );
+    // A tangent list of the wrong length leaves +X.
+    let short = tangent_sources(std::slice::from_ref(&mesh), &[vec![Vec3::Z]]);
+    assert_eq!(short[0].normals, vec![Vec3::X, Vec3::X]);
+    // Turned by a rigid frame's rotation exactly as a normal is.
+    let frame = MeshFrame {
+        pre: Affine3A::from_quat(Quat::from_rotation_y(FRAC_PI_2)),
+        bones: Vec::new(),
+        blend_weights: vec![1.0],
+    };
+    let skinned = skin_frames(&t, &[vec![frame]], &|f| format!("frame {f}")).expect("skins");
+    assert!(
+        close(skinned.normals[0], Vec3::new(0.0, 0.0, -1.0)),
+        "{:?}",
+        skinned.normals[0]
+    );
+    assert!(
+        close(skinned.normals[1], Vec3::X),
+        "{:?}",
+        skinned.normals[1]
+    );
+}
