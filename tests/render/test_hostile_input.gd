@@ -83,6 +83,8 @@ func _hostile(type: int) -> Array:
 			return [{}, {"nope": "abc", 7: NAN}]
 		TYPE_OBJECT:
 			return [null, _freed(), RefCounted.new()]
+		TYPE_RID:
+			return [RID(), rid_from_int64(0x7fff_ffff_1234)]
 	return []
 
 

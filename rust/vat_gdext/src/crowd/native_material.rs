@@ -323,12 +323,14 @@ impl INode for VatShaderSource {
 
 #[godot_api]
 impl VatShaderSource {
-    /// Called by `Material.inspect_native_shader_code()` with the material's shader.
+    /// Called by `Material.inspect_native_shader_code()` with the material's shader; ignored on
+    /// a node that is not a crowd's request.
     #[func]
     fn _inspect_shader(&mut self, shader: Rid) {
+        // Only a request frees itself; a node a script made has nothing to answer.
         if let Some(source) = self.source.take() {
             answer(&source, Some(shader));
+            self.base_mut().queue_free();
         }
-        self.base_mut().queue_free();
     }
 }
