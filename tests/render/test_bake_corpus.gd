@@ -319,8 +319,8 @@ func test_each_render_equivalence(case: String) -> void:
 func _check_render(case: String, scene: PackedScene, va: VertexAnimation, flat: VertexAnimation) -> void:
 	if case in ["materials", "soldier_normal_mapped"] and RenderingServer.get_current_rendering_method() == "mobile":
 		# Mobile keeps the shipped shader (docs/api.md, Default materials), which lacks the
-		# normal map, ORM, scissor and blending this character is made of.
-		skip("the Mobile renderer keeps vat_crowd's shipped shader; MaterialCharacter needs Godot's own")
+		# normal maps, ORM, scissor and blending these characters are made of.
+		skip("the Mobile renderer keeps vat_crowd's shipped shader (docs/api.md, Default materials); %s's normal map, ORM or blending need Godot's own" % case)
 		return
 	var clip := -1
 	for c in va.get_clip_count():
