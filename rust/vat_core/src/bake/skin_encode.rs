@@ -167,6 +167,30 @@ impl<'a> SkinEncoder<'a> {
         }
     }
 
+    /// Pass 2 for the normal texture alone: skins every frame again and encodes only its normals
+    /// into `normals` (padding zeroed), the bytes [`Self::encode_into`] would write there. For a
+    /// texture skinned as normals are (tangents, see [`crate::bake::tangent_sources`]) whose
+    /// positions another encoder already wrote. Panics without normals or unless the length is
+    /// [`Self::normal_bytes`]. Rayon-parallel over frames.
+    pub fn encode_normals_into(&self, normals: &mut [u8]) {
+        assert!(self.params.normals, "an encoder without normals");
+        assert_eq!(normals.len(), self.normal_bytes(), "normal bytes");
+        let vc = self.layout.vertex_count as usize;
+        let (nrm_used, nrm_pad) =
+            normals.split_at_mut(self.layout.used_texels() * NORMAL_TEXEL_BYTES);
+        nrm_pad.fill(0);
+        nrm_used
+            .par_chunks_mut(vc * NORMAL_TEXEL_BYTES)
+            .zip(self.frames.par_iter())
+            .for_each_init(
+                || FrameBuffers::sized(vc),
+                |buf, (nrm_out, frame)| {
+                    self.skin(buf, frame, true);
+                    oct_encode_f16_into(&buf.normals, nrm_out);
+                },
+            );
+    }
+
     /// [`Self::encode_into`] new buffers.
     pub fn encode(self) -> EncodedVat {
         // Zeroed allocations come from fresh pages, so this costs no pass of its own.

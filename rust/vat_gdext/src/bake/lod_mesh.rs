@@ -190,7 +190,7 @@ pub fn level_mesh(
     aabb: Aabb,
 ) -> Result<Gd<ArrayMesh>, String> {
     let surfaces = surfaces_with_bases(character);
-    let signs = character.tangent_signs();
+    let signs = first_tangents.map(|_| character.tangent_signs());
     let bases: Vec<u32> = surfaces.iter().map(|s| s.1).collect();
     let mut mesh = ArrayMesh::new_gd();
     for ls in &level.surfaces {
@@ -252,7 +252,7 @@ pub fn level_mesh(
             let values = interpolate(kind, &used, &channels, &bases);
             arrays.set(which.ord() as usize, &write(kind, &values));
         }
-        if let Some(t) = first_tangents {
+        if let (Some(t), Some(signs)) = (first_tangents, &signs) {
             // The sign of the source vertex that weighs most (a copied vertex: its own).
             let vertex_signs: Vec<f32> = used
                 .iter()

@@ -46,6 +46,20 @@ pub fn encode_into_godot(encoder: SkinEncoder<'_>) -> EncodedVat<GodotBytes> {
     encoder.into_encoded(GodotBytes(positions), GodotBytes(normals))
 }
 
+/// The tangent VAT of a bake: `encoder` (over [`vat_core::bake::tangent_sources`]) encodes its
+/// normals, the skinned tangents, into a new Godot array; its positions are `vat`'s (the same
+/// skinning, so the same bytes), shared rather than encoded again.
+pub fn encode_tangents_into_godot(
+    encoder: SkinEncoder<'_>,
+    vat: &EncodedVat<GodotBytes>,
+) -> EncodedVat<GodotBytes> {
+    let mut tangents = PackedByteArray::new();
+    tangents.resize(encoder.normal_bytes());
+    let t = tangents.as_mut_slice();
+    crate::workers::install(|| encoder.encode_normals_into(t));
+    encoder.into_encoded(vat.positions.clone(), GodotBytes(tangents))
+}
+
 /// Builds the combined render mesh: every baked mesh instance's surfaces in depth-first order,
 /// materials kept, vertex order kept, every array the source has kept (UV, UV2, colours, custom
 /// channels with their formats), and each vertex's VAT column in the first custom channel no
@@ -66,8 +80,13 @@ pub fn combined_mesh<B: AsRef<[u8]>>(
     } else {
         Vec::new()
     };
-    let first_tangents = tangents.map(|t| vat_core::bake::decode_frame_normals(t, 0));
-    let signs = character.tangent_signs();
+    // Tangents at the reference frame and every vertex's bitangent sign, where baked.
+    let tangent_frame = tangents.map(|t| {
+        (
+            vat_core::bake::decode_frame_normals(t, 0),
+            character.tangent_signs(),
+        )
+    });
     let mut mesh = ArrayMesh::new_gd();
     let mut column = 0usize;
     let mut added = 0;
@@ -88,7 +107,7 @@ pub fn combined_mesh<B: AsRef<[u8]>>(
         for dropped in [ArrayType::TANGENT, ArrayType::BONES, ArrayType::WEIGHTS] {
             arrays.set(dropped.ord() as usize, &Variant::nil());
         }
-        if let Some(t) = &first_tangents {
+        if let Some((t, signs)) = &tangent_frame {
             let columns: Vec<usize> = range.clone().collect();
             arrays.set(
                 ArrayType::TANGENT.ord() as usize,

@@ -210,7 +210,7 @@ pub fn bind_animation(material: &mut Gd<ShaderMaterial>, animation: &Gd<VertexAn
     material.set_shader_parameter("vat_tangents", &a.get_tangent_texture().to_variant());
     material.set_shader_parameter(
         "vat_has_tangents",
-        &(a.get_tangent_texture().is_some() && a.get_normal_texture().is_some()).to_variant(),
+        &a.get_tangent_texture().is_some().to_variant(),
     );
     material.set_shader_parameter("vat_clips", &a.get_clip_texture().to_variant());
     material.set_shader_parameter("vat_vertex_count", &a.get_vertex_count().to_variant());

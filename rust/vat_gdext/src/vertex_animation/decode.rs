@@ -33,14 +33,8 @@ impl VertexAnimation {
         let Some(texture) = self.tangent_texture.clone() else {
             return PackedVector3Array::new();
         };
-        // Checks the clip, the frame and the stored bake as decode_frame does.
-        if self.decode(clip, frame, false).is_empty() {
-            return PackedVector3Array::new();
-        }
-        let (Some(c), Some(vat)) = (self.clip_checked(clip), self.encoded()) else {
-            return PackedVector3Array::new();
-        };
-        let Some(bytes) = texture.get_image().map(|i| i.get_data()) else {
+        let (Some((f, vat)), Some(image)) = (self.baked_frame(clip, frame), texture.get_image())
+        else {
             return PackedVector3Array::new();
         };
         let tangents = EncodedVat {
@@ -50,35 +44,19 @@ impl VertexAnimation {
                 ..vat.params
             },
             positions: output::GodotBytes(PackedByteArray::new()),
-            normals: output::GodotBytes(bytes),
+            normals: output::GodotBytes(image.get_data()),
             bounds: vat.bounds,
             clip_bounds: Vec::new(),
         };
-        convert::to_vector3s(&vat_core::bake::decode_frame_normals(
-            &tangents,
-            c.first_frame + frame as u32,
-        ))
+        convert::to_vector3s(&vat_core::bake::decode_frame_normals(&tangents, f))
     }
 }
 
 impl VertexAnimation {
     pub(super) fn decode(&mut self, clip: i32, frame: i32, normals: bool) -> PackedVector3Array {
-        let Some(c) = self.clip_checked(clip) else {
+        let Some((f, vat)) = self.baked_frame(clip, frame) else {
             return PackedVector3Array::new();
         };
-        if frame < 0 || frame as u32 >= c.frame_count {
-            godot_error!(
-                "vat_crowd: frame {frame} out of range for clip '{}' ({} frames)",
-                c.name,
-                c.frame_count
-            );
-            return PackedVector3Array::new();
-        }
-        let Some(vat) = self.encoded() else {
-            godot_error!("vat_crowd: '{}' is not baked", self.name_for_messages());
-            return PackedVector3Array::new();
-        };
-        let f = c.first_frame + frame as u32;
         if normals {
             if !vat.params.normals {
                 return PackedVector3Array::new();
@@ -87,6 +65,30 @@ impl VertexAnimation {
         } else {
             convert::to_vector3s(&vat_core::bake::decode_frame(vat, f))
         }
+    }
+
+    /// The baked frame index of `frame` of `clip` and the encoded VAT, or `None` after one error:
+    /// the clip or the frame is out of range, or the resource holds no usable bake.
+    fn baked_frame(
+        &mut self,
+        clip: i32,
+        frame: i32,
+    ) -> Option<(u32, &EncodedVat<output::GodotBytes>)> {
+        let c = self.clip_checked(clip)?;
+        if frame < 0 || frame as u32 >= c.frame_count {
+            godot_error!(
+                "vat_crowd: frame {frame} out of range for clip '{}' ({} frames)",
+                c.name,
+                c.frame_count
+            );
+            return None;
+        }
+        let name = self.name_for_messages();
+        let Some(vat) = self.encoded() else {
+            godot_error!("vat_crowd: '{name}' is not baked");
+            return None;
+        };
+        Some((c.first_frame + frame as u32, vat))
     }
 
     /// The encoded VAT rebuilt from the stored textures: cached, rebuilt when a texture is

@@ -261,7 +261,7 @@ impl VertexAnimation {
                 )
             })
             .map_err(|e| format!("{e} (in the tangents of '{scene_name}')"))?;
-            Some(output::encode_into_godot(encoder))
+            Some(output::encode_tangents_into_godot(encoder, &vat))
         } else {
             None
         };

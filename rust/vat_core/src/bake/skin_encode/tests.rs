@@ -120,6 +120,21 @@ fn encode_into_overwrites_every_byte() {
     assert_eq!(encoder.into_encoded(positions, normals), expected);
 }
 
+/// The normals alone are the bytes the full pass writes, into used memory too (padding zeroed).
+#[test]
+fn encode_normals_into_writes_the_normal_texture_alone() {
+    let mut rng = Lcg(6);
+    let meshes = vec![random_mesh(&mut rng, 6001, 4, 1, true)];
+    let clips = clips(&[3]);
+    let frames = random_frames(&mut rng, &meshes, 3);
+    let expected = reference(&meshes, &frames, &clips, Precision::Float, true).unwrap();
+    let encoder =
+        SkinEncoder::new(&meshes, &frames, &label, &clips, Precision::Float, true).unwrap();
+    let mut normals = vec![0x5au8; encoder.normal_bytes()];
+    encoder.encode_normals_into(&mut normals);
+    assert_eq!(normals, expected.normals);
+}
+
 /// Meshes, their frames, clips.
 type Bake = (Vec<MeshSource>, Vec<Vec<MeshFrame>>, Vec<Clip>);
 
