@@ -40,8 +40,8 @@ use crate::octahedral::{oct_decode, oct_encode_f16_into};
 const ENCODE_CHUNK: usize = 16 * 1024;
 /// f16 bit pattern of 1.0 (the alpha of every half position texel).
 const HALF_ONE: u16 = 0x3c00;
-/// Bytes of one normal texel (`FORMAT_RGH`).
-pub(crate) const NORMAL_TEXEL_BYTES: usize = 4;
+/// Bytes of one normal texel (`FORMAT_RGH`); a tangent texel is one too.
+pub const NORMAL_TEXEL_BYTES: usize = 4;
 
 /// Storage precision of positions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

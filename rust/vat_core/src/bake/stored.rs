@@ -7,6 +7,7 @@
 //! model as nothing and says once what is wrong, instead of panicking or drawing garbage.
 
 use crate::bake::encode::VatLayout;
+pub use crate::bake::encode::NORMAL_TEXEL_BYTES;
 use crate::layout::MAX_CLIPS;
 
 /// Floats per clip in a stored clip table: first frame, frame count, fps, duration, looped.
@@ -71,9 +72,6 @@ pub fn position_texel_bytes(precision: i64) -> Option<usize> {
         _ => None,
     }
 }
-
-/// Bytes per texel of the normal texture (RGH).
-pub const NORMAL_TEXEL_BYTES: usize = 4;
 
 /// `Ok` when every field agrees with the others, else one sentence saying the first thing wrong.
 pub fn check(b: &StoredBake) -> Result<(), String> {

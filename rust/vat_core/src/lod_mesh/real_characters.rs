@@ -41,9 +41,9 @@ fn counter_clockwise_share(source: &LodSource) -> f32 {
     ccw as f32 / all.max(1) as f32
 }
 
-#[test]
-#[ignore = "needs $VAT_LOD_SOURCES with characters dumped by the bake"]
-fn real_characters() {
+/// `$VAT_LOD_SOURCES` and the names of the characters dumped there (`NAME.source.json`), sorted,
+/// those without `$VAT_LOD_ONLY` in their name left out.
+fn dumped_characters() -> (String, Vec<String>) {
     let dir = std::env::var("VAT_LOD_SOURCES").expect("set VAT_LOD_SOURCES");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .expect("readable VAT_LOD_SOURCES")
@@ -54,6 +54,13 @@ fn real_characters() {
     if let Ok(only) = std::env::var("VAT_LOD_ONLY") {
         names.retain(|n| n.contains(&only));
     }
+    (dir, names)
+}
+
+#[test]
+#[ignore = "needs $VAT_LOD_SOURCES with characters dumped by the bake"]
+fn real_characters() {
+    let (dir, names) = dumped_characters();
     assert!(!names.is_empty(), "no NAME.source.json in {dir}");
     let picture_dir = std::env::var("VAT_LOD_PICTURES").ok();
     for name in names {
@@ -232,16 +239,7 @@ fn write_ppm(path: &str, image: &super::SilhouetteImage) {
 #[test]
 #[ignore = "needs $VAT_LOD_SOURCES with characters dumped by the bake"]
 fn bake_chain() {
-    let dir = std::env::var("VAT_LOD_SOURCES").expect("set VAT_LOD_SOURCES");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("readable VAT_LOD_SOURCES")
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter_map(|n| n.strip_suffix(".source.json").map(str::to_owned))
-        .collect();
-    names.sort();
-    if let Ok(only) = std::env::var("VAT_LOD_ONLY") {
-        names.retain(|n| n.contains(&only));
-    }
+    let (dir, names) = dumped_characters();
     let reps: usize = std::env::var("VAT_LOD_REPS")
         .ok()
         .and_then(|r| r.parse().ok())

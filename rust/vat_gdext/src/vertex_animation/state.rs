@@ -161,9 +161,7 @@ impl VertexAnimation {
             let normals = bakes_normals(self.bake_normals, &plan.character);
             let mut per_texel = vat_core::bake::bytes_per_vertex_frame(precision, normals);
             if bakes_tangents(self.bake_normals, &plan.character) {
-                // A tangent texel is a normal texel (octahedral, two halves).
-                per_texel += vat_core::bake::bytes_per_vertex_frame(precision, true)
-                    - vat_core::bake::bytes_per_vertex_frame(precision, false);
+                per_texel += vat_core::bake::NORMAL_TEXEL_BYTES;
             }
             Ok((
                 vertices,
