@@ -1,7 +1,7 @@
 # Command-line baker:
 #   godot --headless --path PROJECT --script res://addons/vat_crowd/bake.gd -- \
 #       --source res://x.glb --out res://x.res [--fps N] [--clips a,b] [--meshes Path/A,Path/B] \
-#       [--precision half|float] [--no-normals] [--no-lod]
+#       [--precision half|float] [--storage auto|bones|vertices] [--no-normals] [--no-lod]
 #   godot --headless --path PROJECT --script res://addons/vat_crowd/bake.gd -- --all res://dir
 # Prints a summary and exits 0, or prints what is wrong and exits 1.
 extends SceneTree
@@ -30,7 +30,7 @@ func _run(args: PackedStringArray) -> int:
 			opts["no_normals"] = true
 		elif a == "--no-lod":
 			opts["no_lod"] = true
-		elif a in ["--source", "--out", "--fps", "--clips", "--meshes", "--precision", "--all"]:
+		elif a in ["--source", "--out", "--fps", "--clips", "--meshes", "--precision", "--storage", "--all"]:
 			if i + 1 >= args.size():
 				printerr("bake.gd: %s needs a value" % a)
 				return 1
@@ -43,7 +43,7 @@ func _run(args: PackedStringArray) -> int:
 	if opts.has("all"):
 		return _bake_all(opts["all"])
 	if not opts.has("source") or not opts.has("out"):
-		printerr("bake.gd: usage: --source res://x.glb --out res://x.res [--fps N] [--clips a,b] [--meshes A,B] [--precision half|float] [--no-normals] [--no-lod] | --all res://dir")
+		printerr("bake.gd: usage: --source res://x.glb --out res://x.res [--fps N] [--clips a,b] [--meshes A,B] [--precision half|float] [--storage auto|bones|vertices] [--no-normals] [--no-lod] | --all res://dir")
 		return 1
 	var scene := load(opts["source"]) as PackedScene
 	if scene == null:
@@ -69,6 +69,14 @@ func _run(args: PackedStringArray) -> int:
 			"float": va.precision = 1
 			_:
 				printerr("bake.gd: --precision must be half or float, got '%s'" % opts["precision"])
+				return 1
+	if opts.has("storage"):
+		match opts["storage"]:
+			"vertices": va.storage = 0
+			"bones": va.storage = 1
+			"auto": va.storage = 2
+			_:
+				printerr("bake.gd: --storage must be auto, bones or vertices, got '%s'" % opts["storage"])
 				return 1
 	if opts.has("no_normals"):
 		va.bake_normals = false

@@ -8,11 +8,14 @@
 # sRGB vertex colours, and a ShaderMaterial part with blending, emission, rim and clearcoat), and
 # CritterCharacter after glTF (no NORMAL, so flat normals; float RGB COLOR_0; a morph-only clip),
 # and the soldier in a normal-mapped ORM material (normal maps on curved parts: baked tangents).
-# Each is baked twice with the same clips (all of them, or for a
+# Each is baked three times with the same clips (all of them, or for a
 # character with more than MAX_CLIPS, MAX_CLIPS spread over the list plus every zero-length one):
 # - by the command line: bake.gd in a separate headless Godot (`--script`), half precision;
-# - by VertexAnimation.bake() in this running scene, float precision.
-# Both are compared at FRAMES_PER_CLIP frames of every clip with Godot's posing of the same scene
+# - by VertexAnimation.bake() in this running scene, float precision;
+# both with storage Auto (bone textures where they fit), and
+# - by VertexAnimation.bake() in the storage Auto did not pick (refused only for a character whose
+#   blend shapes animate, which Bones must refuse).
+# All are compared at FRAMES_PER_CLIP frames of every clip with Godot's posing of the same scene
 # at get_frame_time (bake_mesh_from_current_skeleton_pose for skinned meshes, the blend-shape mix
 # for morphed ones, the node transform for rigid ones): vertex error relative to the bounds'
 # diagonal, normal error in degrees, and motion: wherever Godot moves a vertex between two of the
@@ -135,6 +138,11 @@ func _meshes_of(root: Node) -> Array:
 	return out
 
 
+## `prefix` and the storage `va` was baked in.
+func _storage_key(prefix: String, va: VertexAnimation) -> String:
+	return prefix + ("/bones" if va.baked_storage == VertexAnimation.STORAGE_BONES else "/vertices")
+
+
 ## Godot's own posing of every baked vertex, in the character root's space.
 func _godot_pose(character: Node3D) -> Dictionary:
 	var points := PackedVector3Array()
@@ -199,12 +207,25 @@ func test_each_corpus(case: String) -> void:
 	if not check(cli != null and cli.is_baked(), "%s: the command-line bake loads and is baked" % case):
 		return
 	check_eq(cli.get_clip_names(), game.get_clip_names(), "%s: both bakes have the same clips" % case)
-	var bakes := {"game/float": [game, FLOAT_TOLERANCE], "cli/half": [cli, HALF_TOLERANCE]}
+	check_eq(cli.baked_storage, game.baked_storage, "%s: both bakes pick the same storage" % case)
+	var bakes := {_storage_key("game/float", game): [game, FLOAT_TOLERANCE], _storage_key("cli/half", cli): [cli, HALF_TOLERANCE]}
+	# The storage Auto did not pick, forced: refused only for animated blend shapes.
+	var other := VertexAnimation.new()
+	other.source_scene = scene
+	other.clips = clips
+	other.precision = 1
+	other.lod_enabled = false
+	other.storage = VertexAnimation.STORAGE_VERTICES if game.baked_storage == VertexAnimation.STORAGE_BONES else VertexAnimation.STORAGE_BONES
+	var other_err := other.bake()
+	if other.storage == VertexAnimation.STORAGE_BONES and _refused_bones(game):
+		check_eq(other_err, FAILED, "%s: storage Bones is refused for animated blend shapes" % case)
+	elif check_eq(other_err, OK, "%s: bakes in the storage Auto did not pick" % case):
+		bakes[_storage_key("game/float", other)] = [other, FLOAT_TOLERANCE]
 	# Tangents are baked exactly where a source material uses a normal map.
 	var normal_mapped := case in ["materials", "soldier_normal_mapped"]
 	for key in bakes:
 		var va: VertexAnimation = bakes[key][0]
-		check_eq(va.tangent_texture != null, normal_mapped, "%s %s: tangents baked only for a normal map" % [case, key])
+		check_eq(not va.decode_frame_tangents(0, 0).is_empty(), normal_mapped, "%s %s: tangents baked only for a normal map" % [case, key])
 	var diag: float = game.get_bounds().size.length()
 	var worst := {}
 	for key in bakes:
@@ -293,18 +314,35 @@ func test_each_render_equivalence(case: String) -> void:
 	var players := probe.find_children("*", "AnimationPlayer", true, false)
 	var clips := _pick_clips(players[0]) if players.size() > 0 else PackedStringArray()
 	probe.free()
-	# What users get (LOD on, the default) and the source's own vertices (LOD off).
-	var va := VertexAnimation.new()
-	va.source_scene = scene
-	va.clips = clips
-	va.precision = 1
-	var flat := VertexAnimation.new()
-	flat.source_scene = scene
-	flat.clips = clips
-	flat.precision = 1
-	flat.lod_enabled = false
-	if check_eq(va.bake(), OK, "%s bakes" % case) and check_eq(flat.bake(), OK, "%s bakes without LOD" % case):
-		await _check_render(case, scene, va, flat)
+	# What users get (LOD on and storage Auto, the defaults) and the source's own vertices (LOD
+	# off), each in the storage Auto picks and in the other one.
+	var bakes := {}
+	for storage in [VertexAnimation.STORAGE_AUTO, -1]:
+		for lod in [true, false]:
+			var va := VertexAnimation.new()
+			va.source_scene = scene
+			va.clips = clips
+			va.precision = 1
+			va.lod_enabled = lod
+			if storage == -1:
+				# The storage Auto did not pick.
+				var picked: int = bakes[""].baked_storage
+				va.storage = VertexAnimation.STORAGE_VERTICES if picked == VertexAnimation.STORAGE_BONES else VertexAnimation.STORAGE_BONES
+			var label := ("" if lod else "without LOD") if storage != -1 else ("%s%s" % ["vertices" if va.storage == VertexAnimation.STORAGE_VERTICES else "bones", "" if lod else " without LOD"])
+			var err := va.bake()
+			if storage == -1 and va.storage == VertexAnimation.STORAGE_BONES and _refused_bones(bakes[""]):
+				check_eq(err, FAILED, "%s: storage Bones is refused for animated blend shapes" % case)
+				continue
+			if not check_eq(err, OK, "%s bakes (%s)" % [case, label if label != "" else "defaults"]):
+				return
+			bakes[label] = va
+	await _check_render(case, scene, bakes)
+
+
+## Whether Auto kept `va` in vertex storage because it animates blend shapes (which a bone texture
+## cannot play: storage Bones is refused for it).
+func _refused_bones(va: VertexAnimation) -> bool:
+	return "animates blend shapes" in str(va.get_bake_stats().get("storage_reason", ""))
 
 
 ## The first clip whose frames move, drawn by AnimatedMeshInstance (from `va`, baked with the
@@ -316,7 +354,8 @@ func test_each_render_equivalence(case: String) -> void:
 ## turns fast (a sword in a chop, baked at 30 fps) is drawn along the chord, a little short: up
 ## to HALFWAY_COVERAGE there (the KayKit knight's chop: 3.5% fewer pixels). A clip that needs
 ## more takes a higher rate through `clip_fps`.
-func _check_render(case: String, scene: PackedScene, va: VertexAnimation, flat: VertexAnimation) -> void:
+func _check_render(case: String, scene: PackedScene, bakes: Dictionary) -> void:
+	var va: VertexAnimation = bakes[""]
 	if case in ["materials", "soldier_normal_mapped"] and RenderingServer.get_current_rendering_method() == "mobile":
 		# Mobile keeps the shipped shader (docs/api.md, Default materials), which lacks the
 		# normal maps, ORM, scissor and blending these characters are made of.
@@ -339,12 +378,16 @@ func _check_render(case: String, scene: PackedScene, va: VertexAnimation, flat: 
 	for t: float in [on_frame, on_frame + 0.5 / va.get_clip_frame_rate(clip)]:
 		var coverage := 0.01 if t == on_frame else HALFWAY_COVERAGE
 		var shots: Array = await capture_skeletal_and_vat(scene, va, clip, t)
-		var without_lod := await capture_vat(flat, clip, t)
 		var name := "corpus_%s_%s_%s_%.3f" % [RenderingServer.get_current_rendering_method(), case.get_basename(), clip_name.validate_filename(), t]
 		save_png(shots[0], name + "_skeletal")
 		save_png(shots[1], name + "_vat")
-		save_png(without_lod, name + "_vat_nolod")
-		check_render_close(name + " render", shots[0], shots[1])
-		check_foreground_close(name + " coverage", background, shots[0], shots[1], coverage)
-		check_render_close(name + " render without LOD", shots[0], without_lod)
-		check_foreground_close(name + " coverage without LOD", background, shots[0], without_lod, coverage)
+		var storage := "bones" if va.baked_storage == VertexAnimation.STORAGE_BONES else "vertices"
+		check_render_close("%s render (%s)" % [name, storage], shots[0], shots[1])
+		check_foreground_close("%s coverage (%s)" % [name, storage], background, shots[0], shots[1], coverage)
+		for label: String in bakes:
+			if label == "":
+				continue
+			var other := await capture_vat(bakes[label], clip, t)
+			save_png(other, name + "_vat_" + label.replace(" ", "_"))
+			check_render_close("%s render, %s" % [name, label], shots[0], other)
+			check_foreground_close("%s coverage, %s" % [name, label], background, shots[0], other, coverage)

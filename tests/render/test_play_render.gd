@@ -61,11 +61,7 @@ func test_equivalence_robot() -> void:
 
 func test_equipment_follows_the_hand() -> void:
 	stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
-	var full := (load(SOLDIER) as PackedScene).instantiate()
-	var paths := []
-	for mi in full.find_children("*", "MeshInstance3D", true, false):
-		paths.append(full.get_path_to(mi))
-	full.free()
+	var paths := _soldier_mesh_paths()
 	var models: Array[VertexAnimation] = []
 	for p in paths:
 		models.append(_bake([p]))
@@ -127,13 +123,89 @@ func test_equipment_follows_the_hand() -> void:
 
 
 ## The baked whole soldier (every MeshInstance3D of its scene) as one VertexAnimation.
-func _bake_whole_soldier() -> VertexAnimation:
+## Equipment in bone storage draws with the body's bone texture (`bone_source`): the sword and shield store none
+## of their own, decode as their own bone bakes do, and the actor draws as Godot's skeleton does.
+func test_equipment_shares_the_bodys_bone_texture() -> void:
+	stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
+	var paths := _soldier_mesh_paths()
+	var body := _bake([paths[0]])
+	check_eq(body.baked_storage, VertexAnimation.STORAGE_BONES, "the body bakes in bone storage (Auto)")
+	var models: Array[VertexAnimation] = [body]
+	for p in paths.slice(1):
+		var own := _bake([p])
+		var worn := VertexAnimation.new()
+		worn.source_scene = load(SOLDIER)
+		worn.meshes = [NodePath(p)] as Array[NodePath]
+		worn.precision = 1
+		worn.storage = VertexAnimation.STORAGE_BONES
+		worn.bone_source = body
+		if not check_eq(worn.bake(), OK, "%s bakes on the body's bone texture" % p):
+			return
+		check(worn.bone_texture == null, "%s stores no bone texture of its own" % p)
+		var stats := worn.get_bake_stats()
+		check(stats["texture_bytes"] < own.get_bake_stats()["texture_bytes"], "%s stores fewer bytes (%d against %d)" % [
+			p, stats["texture_bytes"], own.get_bake_stats()["texture_bytes"]])
+		var diag := own.get_bounds().size.length()
+		var worst := 0.0
+		for c in own.get_clip_count():
+			for f in own.get_clip_frame_count(c):
+				var a := own.decode_frame(c, f)
+				var b := worn.decode_frame(c, f)
+				for i in a.size():
+					worst = maxf(worst, a[i].distance_to(b[i]))
+		print("    %s on the body's bones: %d texture bytes (own bone texture: %d), decoded at most %.6f of the diagonal from its own bake" % [
+			p, stats["texture_bytes"], own.get_bake_stats()["texture_bytes"], worst / diag])
+		check(worst <= 1e-3 * diag, "%s decodes as its own bake (%.6f of the diagonal)" % [p, worst / diag])
+		models.append(worn)
+	var soldier := _skeletal("attack", 0.45)
+	var a := await capture()
+	soldier.queue_free()
+	var actors := AnimatedActorMeshInstance.new()
+	actors.models = models
+	actors.paused = true
+	root.add_child(actors)
+	actors.time = 0.45
+	actors.begin()
+	actors.add_actor(Transform3D.IDENTITY, body.find_clip("attack"), 0.0)
+	for m in models.size():
+		actors.add_model(m)
+	actors.submit()
+	var b := await capture()
+	save_png(b, "equipment_shared_bones_vat")
+	var d := image_diff(a, b)
+	print("    equipment on the body's bones: mean %.3f/255, %.4f%% over 32/255" % [d["mean_abs"], d["frac_over_32"] * 100.0])
+	check(d["mean_abs"] <= 1.5, "mean abs diff %.3f <= 1.5" % d["mean_abs"])
+	check(d["frac_over_32"] <= 0.005, "pixels off %.4f%% <= 0.5%%" % (d["frac_over_32"] * 100.0))
+	actors.free()
+	# What cannot share says so: an unbaked body, a body with other clips, itself.
+	var sword := VertexAnimation.new()
+	sword.source_scene = load(SOLDIER)
+	sword.meshes = [NodePath(paths[1])] as Array[NodePath]
+	sword.bone_source = VertexAnimation.new()
+	check_eq(sword.bake(), FAILED, "an unbaked bone_source is refused")
+	var other_clips := VertexAnimation.new()
+	other_clips.source_scene = load(SOLDIER)
+	other_clips.meshes = [NodePath(paths[0])] as Array[NodePath]
+	other_clips.clips = PackedStringArray(["walk"])
+	check_eq(other_clips.bake(), OK, "a body with one clip bakes")
+	sword.bone_source = other_clips
+	check_eq(sword.bake(), FAILED, "a bone_source with other clips is refused")
+	sword.bone_source = sword
+	check(sword.bone_source != sword, "a model cannot be its own bone_source")
+
+
+## Every MeshInstance3D of the soldier (body first), as paths from its root.
+func _soldier_mesh_paths() -> Array:
 	var full := (load(SOLDIER) as PackedScene).instantiate()
 	var paths := []
 	for mi in full.find_children("*", "MeshInstance3D", true, false):
 		paths.append(full.get_path_to(mi))
 	full.free()
-	return _bake(paths)
+	return paths
+
+
+func _bake_whole_soldier() -> VertexAnimation:
+	return _bake(_soldier_mesh_paths())
 
 
 ## An AnimatedActorMeshInstance of the one model `va`, with `options` (property: value) set.

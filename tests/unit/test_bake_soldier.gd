@@ -39,14 +39,19 @@ func test_clip_table_follows_the_sampling_convention() -> void:
 
 
 func test_bake_twice_is_byte_identical() -> void:
-	var a := VertexAnimation.new()
-	a.source_scene = _soldier()
-	var b := VertexAnimation.new()
-	b.source_scene = _soldier()
-	check_eq(a.bake(), OK, "first")
-	check_eq(b.bake(), OK, "second")
-	check(a.position_texture.get_image().get_data() == b.position_texture.get_image().get_data(), "positions identical")
-	check(a.normal_texture.get_image().get_data() == b.normal_texture.get_image().get_data(), "normals identical")
+	for storage in [VertexAnimation.STORAGE_VERTICES, VertexAnimation.STORAGE_BONES]:
+		var a := VertexAnimation.new()
+		a.source_scene = _soldier()
+		a.storage = storage
+		var b := VertexAnimation.new()
+		b.source_scene = _soldier()
+		b.storage = storage
+		check_eq(a.bake(), OK, "first")
+		check_eq(b.bake(), OK, "second")
+		check_eq(a.baked_storage, storage, "baked in the storage asked for")
+		var textures := ["position_texture", "normal_texture"] if storage == VertexAnimation.STORAGE_VERTICES else ["bone_texture", "skin_texture"]
+		for t: String in textures:
+			check(a.get(t).get_image().get_data() == b.get(t).get_image().get_data(), "%s identical" % t)
 
 
 func test_saved_resource_round_trips() -> void:

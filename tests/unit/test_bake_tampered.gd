@@ -17,11 +17,13 @@ func after_all() -> void:
 	_errors.stop()
 
 
-func _baked() -> VertexAnimation:
+func _baked(storage := VertexAnimation.STORAGE_VERTICES) -> VertexAnimation:
 	var va := VertexAnimation.new()
 	va.source_scene = load(QUIRKY)
 	va.clips = PackedStringArray(["Walk", "Wave"])
+	va.storage = storage
 	check_eq(va.bake(), OK, "the character bakes")
+	check_eq(va.baked_storage, storage, "in the storage asked for")
 	return va
 
 
@@ -41,15 +43,35 @@ func _tampers() -> Dictionary:
 		"encoding_scale NaN": func(va: VertexAnimation) -> void: va.encoding_scale = Vector3(NAN, 1, 1),
 		"baked_precision 7": func(va: VertexAnimation) -> void: va.baked_precision = 7,
 		"column_channel 9": func(va: VertexAnimation) -> void: va.column_channel = 9,
+		"baked_storage 5": func(va: VertexAnimation) -> void: va.baked_storage = 5,
+	}
+
+
+## Tampers that only a bone bake reads.
+func _bone_tampers() -> Dictionary:
+	var small := ImageTexture.create_from_image(Image.create_empty(4, 4, false, Image.FORMAT_RGBAF))
+	return {
+		"4x4 bone_texture": func(va: VertexAnimation) -> void: va.bone_texture = small,
+		"no skin_texture": func(va: VertexAnimation) -> void: va.skin_texture = null,
+		"4x4 skin_texture": func(va: VertexAnimation) -> void: va.skin_texture = small,
+		"bone_count 0": func(va: VertexAnimation) -> void: va.bone_count = 0,
+		"bone_count +1": func(va: VertexAnimation) -> void: va.bone_count += 1,
+		"bone_influences 3": func(va: VertexAnimation) -> void: va._set_bone_influences(3),
+		"baked_storage 0": func(va: VertexAnimation) -> void: va.baked_storage = 0,
 	}
 
 
 func test_tampered_bakes_are_refused_without_panics() -> void:
-	var tampers := _tampers()
+	var tampers := {}
+	for what: String in _tampers():
+		tampers["vertices, " + what] = [VertexAnimation.STORAGE_VERTICES, _tampers()[what]]
+		tampers["bones, " + what] = [VertexAnimation.STORAGE_BONES, _tampers()[what]]
+	for what: String in _bone_tampers():
+		tampers["bones, " + what] = [VertexAnimation.STORAGE_BONES, _bone_tampers()[what]]
 	for what: String in tampers:
-		var va := _baked()
+		var va := _baked(tampers[what][0])
 		_errors.take()
-		tampers[what].call(va)
+		tampers[what][1].call(va)
 		check(not va.is_baked(), "%s: no longer counts as baked" % what)
 		va.is_baked()
 		check_eq(va.decode_frame(0, 0).size(), 0, "%s: decode_frame gives nothing" % what)
@@ -87,6 +109,7 @@ func test_decode_follows_a_replaced_texture() -> void:
 	var b := VertexAnimation.new()
 	b.source_scene = load(QUIRKY)
 	b.clips = PackedStringArray(["Walk", "Wave"])
+	b.storage = VertexAnimation.STORAGE_VERTICES
 	b.precision = 1
 	check_eq(b.bake(), OK, "a float bake of the same clips")
 	var before := a.decode_frame(0, 10)

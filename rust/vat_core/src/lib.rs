@@ -28,6 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod bake;
+pub mod bones;
 pub mod bounds;
 pub mod clip;
 pub mod clock;

@@ -178,6 +178,21 @@ pub struct EncodedVat<B = Vec<u8>> {
     pub clip_bounds: Vec<Bounds>,
 }
 
+impl<B: AsRef<[u8]>> EncodedVat<B> {
+    /// The same VAT over borrowed bytes (which threads share whatever `B` is), without the clip
+    /// bounds.
+    pub fn borrowed(&self) -> EncodedVat<&[u8]> {
+        EncodedVat {
+            layout: self.layout,
+            params: self.params,
+            positions: self.positions.as_ref(),
+            normals: self.normals.as_ref(),
+            bounds: self.bounds,
+            clip_bounds: Vec::new(),
+        }
+    }
+}
+
 /// Encodes `skinned` (whose frames are `clips` laid out consecutively) into texture bytes.
 ///
 /// Errors: [`VatError::NoClips`], [`VatError::NoMeshes`] (zero vertices), [`VatError::BadLength`]
@@ -254,6 +269,21 @@ pub(crate) fn layout_for(vertex_count: usize, frame_count: usize) -> Result<VatL
     let vertices = u32::try_from(vertex_count).map_err(|_| too_large())?;
     let frames = u32::try_from(frame_count).map_err(|_| too_large())?;
     VatLayout::new(vertices, frames)
+}
+
+/// [`layout_for`] with the fewest texels of padding: rows as in `layout_for`, each only as wide as
+/// an even split of the texels needs (the last row is at most `rows - 1` texels short), so a
+/// texture a little longer than one full row does not take two. For textures without older
+/// stored files to match (the bone textures); the position texture keeps `layout_for`.
+pub(crate) fn compact_layout_for(vertex_count: usize, frame_count: usize) -> Result<VatLayout> {
+    let full = layout_for(vertex_count, frame_count)?;
+    let texels = full.used_texels().max(1) as u64;
+    let width = texels.div_ceil(u64::from(full.height)) as u32;
+    Ok(VatLayout {
+        width,
+        height: texels.div_ceil(u64::from(width)) as u32,
+        ..full
+    })
 }
 
 /// The union of each clip's frame bounds, in clip order.

@@ -34,14 +34,15 @@ pub use encode::{
 pub use motion::{
     average_velocity, frames_vary, horizontal, in_place_offset, travels, SAME_POSE_TOLERANCE,
 };
+pub(crate) use skin::check_frame;
 pub use skin::{
     bounds_of, skin_frames, tangent_sources, BlendMode, BlendShape, MeshFrame, MeshSource,
     SkinBinding, SkinnedFrames,
 };
 pub use skin_encode::{skin_encode, SkinEncoder};
 pub use stored::{
-    check, position_texel_bytes, StoredBake, StoredTexture, CUSTOM_CHANNELS, NORMAL_TEXEL_BYTES,
-    STORED_BOUNDS_STRIDE, STORED_CLIP_STRIDE,
+    check, position_texel_bytes, StoredBake, StoredBones, StoredTexture, CUSTOM_CHANNELS,
+    NORMAL_TEXEL_BYTES, STORED_BOUNDS_STRIDE, STORED_CLIP_STRIDE,
 };
 pub use validate::validate;
 

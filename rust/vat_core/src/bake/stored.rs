@@ -61,6 +61,21 @@ pub struct StoredBake<'a> {
     pub scale: [f32; 3],
     /// Custom channel holding the VAT column.
     pub column_channel: i64,
+    /// A bone bake's fields (`storage` BONES); None for a vertex bake.
+    pub bones: Option<StoredBones>,
+}
+
+/// The stored fields of a bone bake ([`crate::bones`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StoredBones {
+    /// Palette entries per frame.
+    pub bone_count: i64,
+    /// Influences per column: 4 or 8.
+    pub influences: i64,
+    /// The bone texture (None: missing).
+    pub bones: Option<StoredTexture>,
+    /// The skin table (None: missing).
+    pub skin: Option<StoredTexture>,
 }
 
 /// Bytes per texel of the position texture for `precision` (RGBAH or RGBAF), `None` for an
@@ -93,19 +108,20 @@ pub fn check(b: &StoredBake) -> Result<(), String> {
             b.precision
         )
     })?;
-    let want = |what: &str, t: Option<StoredTexture>, bytes: usize| -> Result<(), String> {
-        let t = t.ok_or_else(|| format!("its {what} texture is missing"))?;
-        if (t.width, t.height) != (i64::from(layout.width), i64::from(layout.height))
-            || t.bytes_per_texel != bytes
-        {
-            return Err(format!(
-                "its {what} texture is {}x{} with {} bytes per texel, but {v} vertices x {f} frames need {}x{} with {bytes}",
-                t.width, t.height, t.bytes_per_texel, layout.width, layout.height
-            ));
-        }
-        Ok(())
+    let want = |what: &str, t: Option<StoredTexture>, bytes: usize| {
+        texture_fits(
+            what,
+            t,
+            &layout,
+            bytes,
+            &format!("{v} vertices x {f} frames"),
+        )
     };
-    want("position", b.positions, texel)?;
+    if let Some(bones) = b.bones {
+        check_bones(&bones, v, f, texel)?;
+    } else {
+        want("position", b.positions, texel)?;
+    }
     if b.normals.is_some() {
         want("normal", b.normals, NORMAL_TEXEL_BYTES)?;
     }
@@ -176,6 +192,55 @@ pub fn check(b: &StoredBake) -> Result<(), String> {
     Ok(())
 }
 
+/// `Ok` when texture `t` (called `what`) is there with `layout`'s size and `bytes` per texel, else
+/// one sentence saying how it differs from what `counts` need.
+fn texture_fits(
+    what: &str,
+    t: Option<StoredTexture>,
+    layout: &VatLayout,
+    bytes: usize,
+    counts: &str,
+) -> Result<(), String> {
+    let t = t.ok_or_else(|| format!("its {what} texture is missing"))?;
+    if (t.width, t.height) != (i64::from(layout.width), i64::from(layout.height))
+        || t.bytes_per_texel != bytes
+    {
+        return Err(format!(
+            "its {what} texture is {}x{} with {} bytes per texel, but {counts} need {}x{} with {bytes}",
+            t.width, t.height, t.bytes_per_texel, layout.width, layout.height
+        ));
+    }
+    Ok(())
+}
+
+/// A bone bake's textures against its counts: `columns` skin table columns, `frames` frames,
+/// `texel` bytes per bone texel.
+fn check_bones(b: &StoredBones, columns: i64, frames: i64, texel: usize) -> Result<(), String> {
+    let (count, influences) = (b.bone_count, b.influences);
+    if !(1..=i64::from(u32::MAX) / 3).contains(&count) || !matches!(influences, 4 | 8) {
+        return Err(format!(
+            "bone_count {count} must be positive and bone_influences {influences} 4 or 8"
+        ));
+    }
+    let (bone_layout, skin_layout) = crate::bones::layouts(
+        count as usize,
+        frames as usize,
+        columns as usize,
+        influences as usize,
+    )
+    .map_err(|e| e.to_string())?;
+    let counts = format!("{count} bones x {frames} frames");
+    texture_fits("bone", b.bones, &bone_layout, texel, &counts)?;
+    let counts = format!("{columns} columns x {influences} influences");
+    texture_fits(
+        "skin",
+        b.skin,
+        &skin_layout,
+        crate::bones::SKIN_TEXEL_BYTES,
+        &counts,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +270,7 @@ mod tests {
             offset: [0.0; 3],
             scale: [1.0; 3],
             column_channel: 0,
+            bones: None,
         }
     }
 
@@ -377,6 +443,75 @@ mod tests {
         for (bake, words) in cases {
             let e = check(&bake).expect_err(words);
             assert!(e.contains(words), "{e:?} should say {words:?}");
+        }
+    }
+
+    #[test]
+    fn a_bone_bake_needs_its_two_textures_sized_for_its_counts() {
+        let (bone_layout, skin_layout) = crate::bones::layouts(40, 31, 100, 4).unwrap();
+        let sized = |l: VatLayout, bytes| StoredTexture {
+            width: i64::from(l.width),
+            height: i64::from(l.height),
+            bytes_per_texel: bytes,
+        };
+        let bones = StoredBones {
+            bone_count: 40,
+            influences: 4,
+            bones: Some(sized(bone_layout, 8)),
+            skin: Some(sized(skin_layout, 16)),
+        };
+        let ok = StoredBake {
+            positions: None,
+            normals: None,
+            tangents: None,
+            bones: Some(bones),
+            ..good()
+        };
+        assert_eq!(check(&ok), Ok(()));
+        let cases = [
+            (
+                StoredBones {
+                    bones: None,
+                    ..bones
+                },
+                "bone texture is missing",
+            ),
+            (
+                StoredBones {
+                    influences: 8,
+                    ..bones
+                },
+                "skin texture is",
+            ),
+            (
+                StoredBones {
+                    bone_count: 41,
+                    ..bones
+                },
+                "bone texture is",
+            ),
+            (
+                StoredBones {
+                    bone_count: 0,
+                    ..bones
+                },
+                "bone_count 0",
+            ),
+            (
+                StoredBones {
+                    influences: 5,
+                    ..bones
+                },
+                "bone_influences 5",
+            ),
+        ];
+        for (b, want) in cases {
+            let err = check(&StoredBake {
+                bones: Some(b),
+                ..ok.clone()
+            })
+            .unwrap_err();
+            assert!(err.contains(want), "{err}");
         }
     }
 }

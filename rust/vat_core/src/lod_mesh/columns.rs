@@ -31,14 +31,8 @@ pub fn apply_columns<B: AsRef<[u8]>>(
 ) -> Result<EncodedVat<Vec<u8>>> {
     check_columns(columns, vat.layout.vertex_count)?;
     // Borrowed bytes are shared across threads whatever `B` is.
-    let vat = &EncodedVat {
-        layout: vat.layout,
-        params: vat.params,
-        positions: vat.positions.as_ref(),
-        normals: vat.normals.as_ref(),
-        bounds: vat.bounds,
-        clip_bounds: vat.clip_bounds.clone(),
-    };
+    let clip_bounds = vat.clip_bounds.clone();
+    let vat = &vat.borrowed();
     let frames = vat.layout.frame_count as usize;
     let layout = layout_for(columns.len(), frames)?;
     let bpt = position_texel_bytes(vat.params.precision);
@@ -64,7 +58,7 @@ pub fn apply_columns<B: AsRef<[u8]>>(
         positions,
         normals,
         bounds: vat.bounds,
-        clip_bounds: vat.clip_bounds.clone(),
+        clip_bounds,
     })
 }
 

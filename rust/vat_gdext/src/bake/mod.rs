@@ -4,6 +4,7 @@
 //! animated node transforms, blend-shape values); `vat_core` does the skinning of every vertex
 //! for every frame and the encoding. This module only moves data between the two.
 
+pub mod bones;
 pub mod collect;
 pub mod lod;
 pub mod lod_mesh;

@@ -203,15 +203,16 @@ pub fn bind_animation(material: &mut Gd<ShaderMaterial>, animation: &Gd<VertexAn
     let a = animation.bind();
     material.set_shader_parameter("vat_positions", &a.get_position_texture().to_variant());
     material.set_shader_parameter("vat_normals", &a.get_normal_texture().to_variant());
-    material.set_shader_parameter(
-        "vat_has_normals",
-        &a.get_normal_texture().is_some().to_variant(),
-    );
+    material.set_shader_parameter("vat_has_normals", &a.normals_baked().to_variant());
     material.set_shader_parameter("vat_tangents", &a.get_tangent_texture().to_variant());
-    material.set_shader_parameter(
-        "vat_has_tangents",
-        &a.get_tangent_texture().is_some().to_variant(),
-    );
+    material.set_shader_parameter("vat_has_tangents", &a.tangents_baked().to_variant());
+    let bones = a.get_baked_storage() == crate::bake::bones::STORAGE_BONES;
+    material.set_shader_parameter("vat_storage_bones", &bones.to_variant());
+    material.set_shader_parameter("vat_bones", &a.drawn_bone_texture().to_variant());
+    material.set_shader_parameter("vat_skin", &a.get_skin_texture().to_variant());
+    material.set_shader_parameter("vat_bone_count", &a.get_bone_count().to_variant());
+    let skin_texels = 2 + a._get_bone_influences() / 2;
+    material.set_shader_parameter("vat_skin_texels", &skin_texels.to_variant());
     material.set_shader_parameter("vat_clips", &a.get_clip_texture().to_variant());
     material.set_shader_parameter("vat_vertex_count", &a.get_vertex_count().to_variant());
     material.set_shader_parameter("vat_column_channel", &a.get_column_channel().to_variant());

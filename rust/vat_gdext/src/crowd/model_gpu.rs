@@ -36,18 +36,22 @@ pub struct ModelGpu {
 /// is larger than the renderer takes: created anyway, it would fail to upload and draw nothing.
 fn check_vat_size(animation: &Gd<VertexAnimation>, max_texture_size: u32) -> Result<(), String> {
     let a = animation.bind();
-    let Some(texture) = a.get_position_texture() else {
-        return Ok(());
-    };
-    let (w, h) = (texture.get_width(), texture.get_height());
-    if w.max(h) as u32 > max_texture_size {
-        return Err(format!(
-            "its vertex animation texture ({} vertices x {} frames) is {w} x {h} texels, larger \
-             than the {max_texture_size} x {max_texture_size} this renderer takes; bake fewer \
-             frames (lower fps, fewer clips) or a simpler mesh",
-            a.get_vertex_count(),
-            a.get_frame_count()
-        ));
+    let textures = [
+        a.get_position_texture(),
+        a.drawn_bone_texture(),
+        a.get_skin_texture(),
+    ];
+    for texture in textures.iter().flatten() {
+        let (w, h) = (texture.get_width(), texture.get_height());
+        if w.max(h) as u32 > max_texture_size {
+            return Err(format!(
+                "its animation texture ({} vertices x {} frames) is {w} x {h} texels, larger \
+                 than the {max_texture_size} x {max_texture_size} this renderer takes; bake fewer \
+                 frames (lower fps, fewer clips) or a simpler mesh",
+                a.get_vertex_count(),
+                a.get_frame_count()
+            ));
+        }
     }
     Ok(())
 }

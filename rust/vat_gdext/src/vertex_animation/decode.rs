@@ -3,8 +3,9 @@
 
 use godot::prelude::*;
 use vat_core::bake::{EncodedVat, EncodingParams, Precision, VatLayout};
+use vat_core::bones::EncodedBones;
 
-use super::VertexAnimation;
+use super::{VertexAnimation, STORAGE_BONES};
 use crate::bake::output;
 use crate::convert;
 
@@ -30,6 +31,9 @@ impl VertexAnimation {
     /// mesh's own (its TANGENT w).
     #[func]
     pub fn decode_frame_tangents(&mut self, clip: i32, frame: i32) -> PackedVector3Array {
+        if self.baked_storage == STORAGE_BONES && self.tangents_baked() {
+            return self.decode_bones(clip, frame, 2);
+        }
         let Some(texture) = self.tangent_texture.clone() else {
             return PackedVector3Array::new();
         };
@@ -54,6 +58,12 @@ impl VertexAnimation {
 
 impl VertexAnimation {
     pub(super) fn decode(&mut self, clip: i32, frame: i32, normals: bool) -> PackedVector3Array {
+        if self.baked_storage == STORAGE_BONES {
+            if normals && !self.normals_baked() {
+                return PackedVector3Array::new();
+            }
+            return self.decode_bones(clip, frame, usize::from(normals));
+        }
         let Some((f, vat)) = self.baked_frame(clip, frame) else {
             return PackedVector3Array::new();
         };
@@ -65,6 +75,69 @@ impl VertexAnimation {
         } else {
             convert::to_vector3s(&vat_core::bake::decode_frame(vat, f))
         }
+    }
+
+    /// One of (positions, normals, tangents) (`which` 0, 1, 2) of every column at `frame` of
+    /// `clip` in bone storage, skinned from the bone textures as the shader skins them.
+    fn decode_bones(&mut self, clip: i32, frame: i32, which: usize) -> PackedVector3Array {
+        let c = self.clip_checked(clip);
+        let Some(c) = c.filter(|c| frame >= 0 && (frame as u32) < c.frame_count) else {
+            godot_error!("vat_crowd: frame {frame} of clip {clip} is out of range");
+            return PackedVector3Array::new();
+        };
+        let Some(bones) = self.encoded_bones() else {
+            godot_error!("vat_crowd: '{}' is not baked", self.name_for_messages());
+            return PackedVector3Array::new();
+        };
+        let (ps, ns, ts) = vat_core::bones::decode_frame(&bones, c.first_frame + frame as u32);
+        convert::to_vector3s(&[ps, ns, ts][which])
+    }
+
+    /// The bone bake rebuilt from the stored textures, or `None` (with one error) when the stored
+    /// fields disagree.
+    pub(super) fn encoded_bones(&self) -> Option<EncodedBones> {
+        if self.looks_unbaked() || self.stored_problem().is_some() {
+            return None;
+        }
+        let bones = self.drawn_bone_texture()?.get_image()?.get_data().to_vec();
+        let skin = self.skin_texture.as_ref()?.get_image()?.get_data().to_vec();
+        let precision = if self.baked_precision == 1 {
+            Precision::Float
+        } else {
+            Precision::Half
+        };
+        let palette = self.bone_count as u32;
+        let influences = self.bone_influences as u32;
+        let frames = self.frame_count as u32;
+        let (bone_layout, skin_layout) = vat_core::bones::layouts(
+            palette as usize,
+            frames as usize,
+            self.vertex_count as usize,
+            influences as usize,
+        )
+        .ok()?;
+        let texel = if precision == Precision::Float { 16 } else { 8 };
+        if bones.len() < bone_layout.texel_count() * texel
+            || skin.len() < skin_layout.texel_count() * vat_core::bones::SKIN_TEXEL_BYTES
+        {
+            godot_error!(
+                "vat_crowd: '{}' has bone texture data of the wrong size (corrupt resource?)",
+                self.name_for_messages()
+            );
+            return None;
+        }
+        Some(EncodedBones {
+            precision,
+            offset: convert::vec3(self.encoding_offset),
+            scale: convert::vec3(self.encoding_scale),
+            palette,
+            influences,
+            columns: self.vertex_count as u32,
+            bone_layout,
+            skin_layout,
+            bones,
+            skin,
+        })
     }
 
     /// The baked frame index of `frame` of `clip` and the encoded VAT, or `None` after one error:

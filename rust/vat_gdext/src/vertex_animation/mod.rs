@@ -1,6 +1,7 @@
 //! `VertexAnimation`: a character to bake (source and settings) and what was baked from it.
 
 pub(crate) mod bake_job;
+mod bone_storage;
 mod clips;
 mod decode;
 #[cfg(feature = "dev")]
@@ -30,6 +31,7 @@ const CLIP_STRIDE: usize = 5;
 const MIN_CLIP_LENGTH: f32 = 0.0011;
 /// `root_motion` value that removes the root's horizontal drift.
 const ROOT_MOTION_IN_PLACE: i32 = 1;
+use crate::bake::bones::{STORAGE_AUTO, STORAGE_BONES, STORAGE_VERTICES};
 
 /// A character baked into vertex animation textures.
 ///
@@ -73,8 +75,28 @@ pub struct VertexAnimation {
     clip_fps: VarDictionary,
     /// Position precision: Half (8 bytes per vertex-frame, positions relative to the bounds, error at
     /// most 2^-12 of the extent per axis) or Float (16 bytes, exact).
+    /// In bone storage the same goes for the bone transforms (see docs/formats.md).
     #[export(enum = (Half = 0, Float = 1))]
     precision: i32,
+    /// How the animation is stored. Vertices: every vertex's position (and normal) per frame, the
+    /// classic VAT; plays anything, blend shapes included, but grows with vertices x frames.
+    /// Bones: one transform per bone per frame, skinned in the vertex shader; grows with bones x
+    /// frames (often 20-100x smaller), refused for animated blend shapes. Auto (the default):
+    /// Bones where that is at least 4x smaller and the character has no animated blend shapes,
+    /// else Vertices; the bake summary says which and why.
+    // The field cannot be called `storage` (the macro-generated code has a `storage` of its own).
+    #[export(enum = (Vertices = 0, Bones = 1, Auto = 2))]
+    #[var(rename = storage)]
+    #[init(val = STORAGE_AUTO)]
+    storage_setting: i32,
+    /// Bone storage for equipment: the body this model is worn by (baked from the same scene and
+    /// clips in bone storage). This model then stores no bone texture of its own and draws with
+    /// the body's: a sword under a BoneAttachment3D follows the body's bone at its grip, armour
+    /// skinned to the same skeleton its bones. A bake that cannot (a mesh moving unlike any of the
+    /// body's bones, other clips) fails and says why. Null: a bone texture of its own.
+    #[export]
+    #[var(get = get_bone_source, set = set_bone_source)]
+    bone_source: Option<Gd<VertexAnimation>>,
     /// Also bake normals (octahedral, 4 bytes per vertex-frame) so lighting follows the animation.
     #[export]
     #[init(val = true)]
@@ -141,6 +163,28 @@ pub struct VertexAnimation {
     /// mesh's TANGENT w.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     tangent_texture: Option<Gd<ImageTexture>>,
+    /// Baked: the storage the bake used (0 vertices, 1 bones; `storage` Auto picks one).
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    baked_storage: i32,
+    /// Baked, bone storage: three rows of an affine transform per bone per frame (RGBAH or
+    /// RGBAF, linear layout; see docs/formats.md). Null in vertex storage.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    bone_texture: Option<Gd<ImageTexture>>,
+    /// Baked, bone storage: per VAT column its rest position, rest normal and tangent, bones and
+    /// weights (RGBAF). Null in vertex storage.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    skin_texture: Option<Gd<ImageTexture>>,
+    /// Baked, bone storage: transforms per frame in `bone_texture` (skin binds and node
+    /// transforms, equal ones shared). 0 in vertex storage.
+    #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
+    bone_count: i32,
+    /// Baked, bone storage: influences per column in `skin_texture` (4 or 8).
+    #[var(get = _get_bone_influences, set = _set_bone_influences, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
+    bone_influences: i32,
+    /// Baked, bone storage: which skinned directions the shader uses, bit 0 normals (the source
+    /// has normals and `bake_normals` is on), bit 1 tangents (a material uses a normal map).
+    #[var(get = _get_bone_directions, set = _set_bone_directions, usage_flags = [STORAGE, READ_ONLY, INTERNAL])]
+    bone_directions: i32,
     /// Baked: the clip table for the shader, one RGBAF texel per clip.
     #[var(pub, usage_flags = [STORAGE, EDITOR, READ_ONLY])]
     clip_texture: Option<Gd<ImageTexture>>,
@@ -263,6 +307,16 @@ impl VertexAnimation {
     /// `done` clips of `total`.
     #[signal]
     fn bake_progress(done: i32, total: i32);
+
+    /// `storage`: every vertex's position per frame (the classic VAT).
+    #[constant]
+    pub const STORAGE_VERTICES: i32 = STORAGE_VERTICES;
+    /// `storage`: one transform per bone per frame, skinned in the vertex shader.
+    #[constant]
+    pub const STORAGE_BONES: i32 = STORAGE_BONES;
+    /// `storage`: bones where at least 4x smaller and no blend shape is animated, else vertices.
+    #[constant]
+    pub const STORAGE_AUTO: i32 = STORAGE_AUTO;
 
     /// Sets the character scene to bake from (and refreshes the inspector, whose clip picker
     /// lists the new scene's clips). Its file is remembered by path and uid, not as a
@@ -468,6 +522,49 @@ impl VertexAnimation {
     #[func]
     fn _set_clip_root_velocities(&mut self, value: PackedVector3Array) {
         self.clip_root_velocities = value;
+    }
+
+    /// Internal: the saved `bone_influences` (no API; see the field).
+    #[func]
+    pub fn _get_bone_influences(&self) -> i32 {
+        self.bone_influences
+    }
+
+    /// Internal: restores the saved `bone_influences` (no API; see the field).
+    #[func]
+    fn _set_bone_influences(&mut self, value: i32) {
+        self.bone_influences = value;
+    }
+
+    /// Internal: the saved `bone_directions` (no API; see the field).
+    #[func]
+    pub fn _get_bone_directions(&self) -> i32 {
+        self.bone_directions
+    }
+
+    /// Internal: restores the saved `bone_directions` (no API; see the field).
+    #[func]
+    fn _set_bone_directions(&mut self, value: i32) {
+        self.bone_directions = value;
+    }
+
+    /// The body whose bone texture this model draws with (see the property).
+    #[func]
+    pub fn get_bone_source(&self) -> Option<Gd<VertexAnimation>> {
+        self.bone_source.clone()
+    }
+
+    /// Sets the body whose bone texture this model draws with; a model cannot be its own.
+    #[func]
+    pub fn set_bone_source(&mut self, source: Option<Gd<VertexAnimation>>) {
+        if source.as_ref().map(|s| s.instance_id()) == Some(self.base().instance_id()) {
+            godot_error!(
+                "vat_crowd: '{}' cannot be its own bone_source; it is left unchanged",
+                self.name_for_messages()
+            );
+            return;
+        }
+        self.bone_source = source;
     }
 
     /// Whether this resource holds baked data.

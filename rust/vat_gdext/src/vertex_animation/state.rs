@@ -53,6 +53,12 @@ baked_state! {
     normal_texture: Option<Gd<ImageTexture>>,
     tangent_texture: Option<Gd<ImageTexture>>,
     clip_texture: Option<Gd<ImageTexture>>,
+    baked_storage: i32,
+    bone_texture: Option<Gd<ImageTexture>>,
+    skin_texture: Option<Gd<ImageTexture>>,
+    bone_count: i32,
+    bone_influences: i32,
+    bone_directions: i32,
     variations: Option<Gd<Texture2DArray>>,
     variation_layers: Array<Gd<Image>>,
     vertex_count: i32,
@@ -144,9 +150,13 @@ impl VertexAnimation {
     }
 
     /// What a bake with the current settings would make, before baking: `vertices` (VAT columns
-    /// without LOD), `frames`, `clips` and `bytes`, the texture bytes without LOD (exactly the
-    /// stats' `vat_bytes_before` of that bake; with `lod_enabled` the bake's textures hold only
-    /// the columns its levels use, so they are at most this). It instantiates `source_scene` in
+    /// without LOD), `frames`, `clips`, `bytes`, the vertex storage's texture bytes without LOD
+    /// (exactly the stats' `vat_bytes_before` of that bake; with `lod_enabled` the bake's textures
+    /// hold only the columns its levels use, so they are at most this), and `bone_bytes`, the bone
+    /// storage's texture bytes without LOD (one transform per skin bind a vertex uses, binds of one
+    /// skeleton bone shared, and one per rigid mesh: an upper bound, since only sampling
+    /// finds transforms that move alike, such as meshes under one bone attachment). `storage` Auto picks bones where `bone_bytes`
+    /// is at most a quarter of `bytes` and no blend shape animates. It instantiates `source_scene` in
     /// the running tree like a bake. When the settings cannot bake, the Dictionary holds only
     /// `error`, the text `bake()` would print.
     #[func]
@@ -163,19 +173,30 @@ impl VertexAnimation {
             if bakes_tangents(self.bake_normals, &plan.character) {
                 per_texel += vat_core::bake::NORMAL_TEXEL_BYTES;
             }
+            let (palette, influences) = crate::bake::bones::estimate_palette(&plan.character);
+            let bone_bytes = vat_core::bones::texture_bytes(
+                precision,
+                palette,
+                frames as usize,
+                vertices,
+                influences,
+            )
+            .map_err(|e| e.to_string())?;
             Ok((
                 vertices,
                 frames,
                 plan.clips.len(),
                 layout.texel_count() * per_texel,
+                bone_bytes,
             ))
         });
         match estimate {
-            Ok((vertices, frames, clips, bytes)) => {
+            Ok((vertices, frames, clips, bytes, bone_bytes)) => {
                 d.set("vertices", vertices as i64);
                 d.set("frames", i64::from(frames));
                 d.set("clips", clips as i64);
                 d.set("bytes", bytes as i64);
+                d.set("bone_bytes", bone_bytes as i64);
             }
             Err(e) => d.set("error", e.as_str()),
         }

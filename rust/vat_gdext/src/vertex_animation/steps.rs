@@ -12,6 +12,7 @@ use vat_core::bake::{EncodedVat, Precision, VatLayout};
 use vat_core::bake::{MeshFrame, MeshSource};
 use vat_core::bounds::Bounds;
 use vat_core::clip::Clip;
+use vat_core::lod_mesh::ColumnSource;
 
 use super::clip_specs::{bake_notes, frame_labels};
 use super::state::BakedState;
@@ -19,7 +20,7 @@ use super::{VertexAnimation, ROOT_MOTION_IN_PLACE};
 use crate::bake::collect::Character;
 use crate::bake::output::GodotBytes;
 use crate::bake::root_motion::RootBone;
-use crate::bake::{collect, output, root_motion, sample, scene};
+use crate::bake::{bones, collect, output, root_motion, sample, scene};
 use crate::{convert, workers};
 
 /// Where a bake finds its character.
@@ -313,29 +314,83 @@ impl VertexAnimation {
             .iter()
             .map(|v| convert::to_vector3(*v))
             .collect();
-        state.position_texture = Some(output::position_texture(&vat));
-        state.normal_texture = output::normal_texture(&vat);
-        state.tangent_texture = tangent_vat.as_ref().and_then(output::normal_texture);
+        let vertex_bytes = vat.positions.len()
+            + vat.normals.len()
+            + tangent_vat.as_ref().map_or(0, |t| t.normals.len());
+        let columns: Vec<ColumnSource> = match &lod_stats {
+            Some(Ok(summary)) => summary.columns.clone(),
+            _ => (0..vat.layout.vertex_count)
+                .map(ColumnSource::Vertex)
+                .collect(),
+        };
+        let source = self.bone_source_bones()?;
+        let storage = bones::choose(
+            self.storage_setting,
+            &bones::BoneInputs {
+                character,
+                sources,
+                frames,
+                columns: &columns,
+                vat: &vat,
+                vertex_bytes,
+                source: source.as_ref(),
+            },
+        )
+        .map_err(|e| format!("{e} (in '{scene_name}')"))?;
+        let mut shared_translation = None;
+        let (texture_bytes, storage_why, bone_error) = match storage {
+            bones::Storage::Vertices(why) => {
+                state.position_texture = Some(output::position_texture(&vat));
+                state.normal_texture = output::normal_texture(&vat);
+                state.tangent_texture = tangent_vat.as_ref().and_then(output::normal_texture);
+                (vertex_bytes, why, None)
+            }
+            bones::Storage::Bones {
+                bones,
+                why,
+                error,
+                shared,
+            } => {
+                let (bone_texture, skin_texture) = bones::textures(&bones);
+                state.baked_storage = bones::STORAGE_BONES;
+                state.bone_texture = (!shared).then_some(bone_texture);
+                if shared {
+                    shared_translation = Some((bones.offset, bones.scale, bones.precision));
+                }
+                state.skin_texture = Some(skin_texture);
+                state.bone_count = bones.palette as i32;
+                state.bone_influences = bones.influences as i32;
+                state.bone_directions = i32::from(p.normals) | (i32::from(p.tangents) << 1);
+                let own = if shared { 0 } else { bones.bones.len() };
+                (own + bones.skin.len(), why, Some(error))
+            }
+        };
         state.clip_texture = Some(output::clip_texture(&vat_core::clip::pack_clip_table(
             clips,
         )));
         store_tables(&mut state, clips, &vat);
+        if let Some((offset, scale, precision)) = shared_translation {
+            // The body's bone texture decodes with the body's encoding.
+            state.encoding_offset = convert::to_vector3(offset);
+            state.encoding_scale = convert::to_vector3(scale);
+            state.baked_precision = i32::from(precision == Precision::Float);
+        }
         let t_built = Instant::now();
 
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         let sample_ms = ms(p.spent);
         let total_ms = sample_ms + ms(t_built - t_sampled);
-        let bytes = vat.positions.len()
-            + vat.normals.len()
-            + tangent_vat.as_ref().map_or(0, |t| t.normals.len());
+        let bytes = vertex_bytes;
+        let storage_name = if bone_error.is_some() {
+            "bones"
+        } else {
+            "vertices"
+        };
         let summary = format!(
-            "baked '{scene_name}': {} vertices, {} frames, {} clips, textures {}x{}, {} bytes, {:.1} ms (sampling {:.1}, skinning {:.1}, encoding {:.1})",
+            "baked '{scene_name}': {} vertices, {} frames, {} clips, storage {storage_name} ({storage_why}), {texture_bytes} texture bytes, {:.1} ms (sampling {:.1}, skinning {:.1}, encoding {:.1})",
             vat.layout.vertex_count,
             vat.layout.frame_count,
             clips.len(),
-            vat.layout.width,
-            vat.layout.height,
-            bytes,
             total_ms,
             sample_ms,
             ms(t_skinned - t_sampled),
@@ -348,6 +403,11 @@ impl VertexAnimation {
         stats.set("texture_width", vat.layout.width as i64);
         stats.set("texture_height", vat.layout.height as i64);
         stats.set("bytes", bytes as i64);
+        stats.set("texture_bytes", texture_bytes as i64);
+        stats.set("storage", storage_name);
+        stats.set("storage_reason", storage_why.as_str());
+        stats.set("bone_count", i64::from(state.bone_count));
+        stats.set("bone_error", f64::from(bone_error.unwrap_or(0.0)));
         stats.set("sample_ms", sample_ms);
         stats.set("skin_ms", ms(t_skinned - t_sampled));
         stats.set("encode_ms", ms(t_encoded - t_skinned));

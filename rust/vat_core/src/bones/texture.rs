@@ -1,0 +1,310 @@
+//! A bone rig as texture bytes, and the shader library's skinning of them on the CPU.
+//!
+//! **Bone texture** (`FORMAT_RGBAH` for half, `FORMAT_RGBAF` for float): palette entry `e` at
+//! frame `f` is three texels at linear index `(f * palette + e) * 3 + row`, laid out as a VAT is
+//! ([`VatLayout`] over `palette * 3` "vertices"), but with rows only as wide as an even split needs
+//! (no row of padding). Texel `row` is row `row` of the affine
+//! transform: the basis row in `xyz`, the translation's coordinate in `w`, stored as
+//! `(t - offset) / scale` with the vertex bake's [`EncodingParams`] (so half precision keeps
+//! translations to the bounds as a half VAT keeps positions).
+//!
+//! **Skin table** (`FORMAT_RGBAF`): column `c` is `skin_texels` texels at linear index
+//! `c * skin_texels + k` (one "frame" of `columns * skin_texels` "vertices"):
+//! `k = 0` rest position (`xyz`, `w = 1`); `k = 1` rest normal and tangent, octahedral (`xy`,
+//! `zw`); then per four influences one texel of palette entries and one of weights.
+
+use glam::{Affine3A, Vec3, Vec4};
+
+use super::rig::{BoneRig, MAX_INFLUENCES};
+use crate::bake::encode::compact_layout_for as layout_for;
+use crate::bake::{EncodingParams, Precision, VatLayout};
+use crate::error::{Result, VatError};
+use crate::half::{f16_to_f32, f32_to_f16};
+use crate::lod_mesh::ColumnSource;
+use crate::octahedral::{oct_decode, oct_encode};
+
+/// Texels per palette entry per frame in the bone texture.
+pub const BONE_ROWS: usize = 3;
+/// Bytes of one skin table texel (`FORMAT_RGBAF`).
+pub const SKIN_TEXEL_BYTES: usize = 16;
+/// Skin table texels before the influences: rest position, rest normal and tangent.
+const REST_TEXELS: usize = 2;
+
+/// A bone bake's textures and what reads them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EncodedBones {
+    /// Bone texture precision.
+    pub precision: Precision,
+    /// Translation decoding: `t = offset + stored * scale` (the vertex bake's parameters).
+    pub offset: Vec3,
+    /// See `offset`.
+    pub scale: Vec3,
+    /// Palette entries per frame.
+    pub palette: u32,
+    /// Influences per column: 4 or 8.
+    pub influences: u32,
+    /// Columns of the skin table.
+    pub columns: u32,
+    /// The bone texture's layout (`vertex_count` is `palette * 3`).
+    pub bone_layout: VatLayout,
+    /// The skin table's layout (`vertex_count` is `columns * skin_texels`, one frame).
+    pub skin_layout: VatLayout,
+    /// Bone texture bytes, `bone_layout.texel_count()` texels.
+    pub bones: Vec<u8>,
+    /// Skin table bytes, `skin_layout.texel_count()` texels of [`SKIN_TEXEL_BYTES`].
+    pub skin: Vec<u8>,
+}
+
+impl EncodedBones {
+    /// Skin table texels per column: 4 for four influences, 6 for eight.
+    pub fn skin_texels(&self) -> u32 {
+        skin_texels(self.influences as usize) as u32
+    }
+
+    /// Frames of the bone texture.
+    pub fn frames(&self) -> u32 {
+        self.bone_layout.frame_count
+    }
+}
+
+fn skin_texels(influences: usize) -> usize {
+    REST_TEXELS + 2 * influences.div_ceil(4)
+}
+
+fn bone_texel_bytes(precision: Precision) -> usize {
+    match precision {
+        Precision::Half => 8,
+        Precision::Float => 16,
+    }
+}
+
+/// The layouts of the bone texture and the skin table for `palette` entries over `frames` frames
+/// and `columns` columns with `influences` (4 or 8) each: [`VatError::TooLarge`] as for any
+/// bake.
+pub fn layouts(
+    palette: usize,
+    frames: usize,
+    columns: usize,
+    influences: usize,
+) -> Result<(VatLayout, VatLayout)> {
+    Ok((
+        layout_for(palette * BONE_ROWS, frames)?,
+        layout_for(columns * skin_texels(influences), 1)?,
+    ))
+}
+
+/// Bytes of both textures for a rig of `palette` entries over `frames` frames, `columns` columns
+/// with `influences` (4 or 8) each, padding included: what [`encode_bones`] stores.
+pub fn texture_bytes(
+    precision: Precision,
+    palette: usize,
+    frames: usize,
+    columns: usize,
+    influences: usize,
+) -> Result<usize> {
+    let (bones, skin) = layouts(palette, frames, columns, influences)?;
+    Ok(bones.texel_count() * bone_texel_bytes(precision) + skin.texel_count() * SKIN_TEXEL_BYTES)
+}
+
+/// Encodes `rig` over `columns` (the stored columns, in order: a rig vertex, or a LOD vertex bound
+/// to three rig vertices of one mesh, which rests at their weighted rest data and is moved by
+/// their weighted influences, the heaviest `rig.influences` kept and scaled to the same sum).
+///
+/// Errors: [`VatError::NoMeshes`] for no columns or an empty palette,
+/// [`VatError::IndexOutOfRange`] for a column naming a vertex the rig does not have,
+/// [`VatError::NonFinite`] for a transform that is not finite, [`VatError::TooLarge`].
+pub fn encode_bones(
+    rig: &BoneRig,
+    columns: &[ColumnSource],
+    params: &EncodingParams,
+) -> Result<EncodedBones> {
+    if columns.is_empty() || rig.palette == 0 {
+        return Err(VatError::NoMeshes);
+    }
+    if let Some(f) = rig.matrices.iter().position(|m| !m.is_finite()) {
+        return Err(VatError::NonFinite {
+            what: format!(
+                "bone transform {} at frame {}",
+                f % rig.palette,
+                f / rig.palette
+            ),
+        });
+    }
+    let (bone_layout, skin_layout) =
+        layouts(rig.palette, rig.frames, columns.len(), rig.influences)?;
+    let texels = skin_texels(rig.influences);
+    let precision = params.precision;
+    let bpt = bone_texel_bytes(precision);
+    let mut bones = vec![0u8; bone_layout.texel_count() * bpt];
+    for (i, m) in rig.matrices.iter().enumerate() {
+        let rows = rows_of(m, params.offset, params.scale);
+        for (r, row) in rows.iter().enumerate() {
+            let at = (i * BONE_ROWS + r) * bpt;
+            write_texel(&mut bones[at..at + bpt], *row, precision);
+        }
+    }
+    let mut skin = vec![0u8; skin_layout.texel_count() * SKIN_TEXEL_BYTES];
+    for (c, column) in columns.iter().enumerate() {
+        let v = column_vertex(rig, *column)?;
+        let n = oct_encode(v.normal);
+        let t = oct_encode(v.tangent);
+        let mut out = vec![v.rest.extend(1.0), Vec4::new(n.x, n.y, t.x, t.y)];
+        for group in v.influences[..rig.influences].chunks(4) {
+            out.push(Vec4::from_array(std::array::from_fn(|k| group[k].0 as f32)));
+            out.push(Vec4::from_array(std::array::from_fn(|k| group[k].1)));
+        }
+        let at = c * texels * SKIN_TEXEL_BYTES;
+        for (k, texel) in out.iter().enumerate() {
+            let at = at + k * SKIN_TEXEL_BYTES;
+            write_texel(
+                &mut skin[at..at + SKIN_TEXEL_BYTES],
+                *texel,
+                Precision::Float,
+            );
+        }
+    }
+    Ok(EncodedBones {
+        precision,
+        offset: params.offset,
+        scale: params.scale,
+        palette: rig.palette as u32,
+        influences: rig.influences as u32,
+        columns: columns.len() as u32,
+        bone_layout,
+        skin_layout,
+        bones,
+        skin,
+    })
+}
+
+/// The three stored rows of `m`: basis row and encoded translation coordinate.
+fn rows_of(m: &Affine3A, offset: Vec3, scale: Vec3) -> [Vec4; BONE_ROWS] {
+    let basis = m.matrix3;
+    let t = (Vec3::from(m.translation) - offset) / scale;
+    [
+        basis.row(0).extend(t.x),
+        basis.row(1).extend(t.y),
+        basis.row(2).extend(t.z),
+    ]
+}
+
+fn write_texel(out: &mut [u8], v: Vec4, precision: Precision) {
+    for (k, x) in v.to_array().into_iter().enumerate() {
+        match precision {
+            Precision::Half => out[k * 2..k * 2 + 2].copy_from_slice(&f32_to_f16(x).to_le_bytes()),
+            Precision::Float => out[k * 4..k * 4 + 4].copy_from_slice(&x.to_le_bytes()),
+        }
+    }
+}
+
+pub(super) fn read_texel(bytes: &[u8], at: usize, precision: Precision) -> Vec4 {
+    Vec4::from_array(std::array::from_fn(|k| match precision {
+        Precision::Half => {
+            let b = at + k * 2;
+            f16_to_f32(u16::from_le_bytes([bytes[b], bytes[b + 1]]))
+        }
+        Precision::Float => {
+            let b = at + k * 4;
+            f32::from_le_bytes([bytes[b], bytes[b + 1], bytes[b + 2], bytes[b + 3]])
+        }
+    }))
+}
+
+/// The rig vertex a column stores (a bound column's weighted blend of three).
+fn column_vertex(rig: &BoneRig, column: ColumnSource) -> Result<super::rig::RigVertex> {
+    let get = |v: u32| {
+        rig.vertices
+            .get(v as usize)
+            .copied()
+            .ok_or(VatError::IndexOutOfRange {
+                what: "source vertex of a bone-texture column",
+                index: i64::from(v),
+                len: rig.vertices.len(),
+            })
+    };
+    let (vertices, weights) = match column {
+        ColumnSource::Vertex(v) => return get(v),
+        ColumnSource::Bound { vertices, weights } => (vertices, weights),
+    };
+    let vs = [get(vertices[0])?, get(vertices[1])?, get(vertices[2])?];
+    let blend = |f: &dyn Fn(&super::rig::RigVertex) -> Vec3| {
+        vs.iter().zip(weights).map(|(v, w)| f(v) * w).sum::<Vec3>()
+    };
+    let heaviest = (0..3).fold(0, |b, k| if weights[k] > weights[b] { k } else { b });
+    let mut sums: Vec<(u32, f32)> = Vec::new();
+    for (v, w) in vs.iter().zip(weights) {
+        for &(e, iw) in v.influences.iter().filter(|(_, iw)| *iw != 0.0) {
+            match sums.iter_mut().find(|(s, _)| *s == e) {
+                Some(s) => s.1 += iw * w,
+                None => sums.push((e, iw * w)),
+            }
+        }
+    }
+    let total: f32 = sums.iter().map(|s| s.1).sum();
+    sums.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    sums.truncate(rig.influences);
+    let kept: f32 = sums.iter().map(|s| s.1).sum();
+    let mut influences = [(0u32, 0.0f32); MAX_INFLUENCES];
+    for (slot, (e, w)) in influences.iter_mut().zip(&sums) {
+        *slot = (*e, if kept > 0.0 { w * total / kept } else { 0.0 });
+    }
+    Ok(super::rig::RigVertex {
+        rest: blend(&|v| v.rest),
+        normal: blend(&|v| v.normal)
+            .try_normalize()
+            .unwrap_or(vs[heaviest].normal),
+        tangent: blend(&|v| v.tangent)
+            .try_normalize()
+            .unwrap_or(vs[heaviest].tangent),
+        influences,
+    })
+}
+
+/// Column `column` at frame `frame` as the shader library skins it: (position, normal, tangent),
+/// root space. Panics if either is out of range.
+pub fn decode_column(b: &EncodedBones, frame: u32, column: u32) -> (Vec3, Vec3, Vec3) {
+    let texels = b.skin_texels() as usize;
+    let base = column as usize * texels;
+    let skin = |k: usize| read_texel(&b.skin, (base + k) * SKIN_TEXEL_BYTES, Precision::Float);
+    let rest = skin(0);
+    let nt = skin(1);
+    let bpt = bone_texel_bytes(b.precision);
+    let mut rows = [Vec4::ZERO; BONE_ROWS];
+    for group in 0..(b.influences as usize).div_ceil(4) {
+        let entries = skin(REST_TEXELS + 2 * group);
+        let weights = skin(REST_TEXELS + 2 * group + 1);
+        for k in 0..4 {
+            let w = weights[k];
+            if w == 0.0 {
+                continue;
+            }
+            let i = (frame as usize * b.palette as usize + entries[k] as usize) * BONE_ROWS;
+            for (r, row) in rows.iter_mut().enumerate() {
+                let s = read_texel(&b.bones, (i + r) * bpt, b.precision);
+                let t = b.offset[r] + s.w * b.scale[r];
+                *row += s.truncate().extend(t) * w;
+            }
+        }
+    }
+    let p = rest.truncate().extend(1.0);
+    let position = Vec3::new(rows[0].dot(p), rows[1].dot(p), rows[2].dot(p));
+    let direction = |d: Vec3| {
+        let d = d.extend(0.0);
+        Vec3::new(rows[0].dot(d), rows[1].dot(d), rows[2].dot(d)).normalize_or_zero()
+    };
+    let normal = direction(oct_decode(glam::Vec2::new(nt.x, nt.y)));
+    let tangent = direction(oct_decode(glam::Vec2::new(nt.z, nt.w)));
+    (position, normal, tangent)
+}
+
+/// Every column at `frame`: (positions, normals, tangents). Panics if `frame` is out of range.
+pub fn decode_frame(b: &EncodedBones, frame: u32) -> (Vec<Vec3>, Vec<Vec3>, Vec<Vec3>) {
+    let mut out = (Vec::new(), Vec::new(), Vec::new());
+    for c in 0..b.columns {
+        let (p, n, t) = decode_column(b, frame, c);
+        out.0.push(p);
+        out.1.push(n);
+        out.2.push(t);
+    }
+    out
+}
