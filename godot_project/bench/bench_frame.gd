@@ -5,7 +5,7 @@
 ##
 ## Run under the real renderer at one resolution throughout (cargo xtask bench frame passes --resolution):
 ##   godot --path godot_project --resolution 640x360 -s res://bench/bench_frame.gd -- [--quick] [--full]
-##       [--actors 30000,100000] [--views wide] --out /abs/frame.json
+##       [--actors 30000,100000] [--views wide] [--storages auto,vertices] --out /abs/frame.json
 ##
 ## Per configuration: WARMUP_FRAMES unrecorded frames, then 3 frames (median; 2 with --quick, 1 from 30,000 soldiers
 ## on, where lavapipe takes minutes per frame). The report is rewritten after every configuration, so a run stopped
@@ -16,7 +16,8 @@
 ## Every configuration runs with both crowd frames: "frame": "cpu" (gpu_driven off) and "gpu" (the GPU-driven
 ## frame, the default in Forward+ and Mobile; its counts come back a frame or two late, so it gets GPU_SETTLE more
 ## warm-up frames, as does the first configuration after a switch). The vertex counts of a gpu row should equal
-## its cpu row's.
+## its cpu row's. And with the models in two storages (VertexAnimation.storage), "storage": "auto" (the default,
+## which bakes the soldier's body as bone textures) and "vertices" (the classic VAT).
 extends SceneTree
 
 const Models := preload("res://demo/soldier_models.gd")
@@ -26,6 +27,8 @@ const SIM_STEP := 0.1
 const WARMUP_FRAMES := 1
 ## Extra warm-up frames for the GPU-driven frame, whose counts are read back a frame or two late.
 const GPU_SETTLE := 3
+## The storages a run can measure (--storages), by VertexAnimation.storage value.
+const STORAGES := {"auto": 2, "vertices": 0, "bones": 1}
 
 var _frames := 3
 var _opts: Dictionary
@@ -61,13 +64,16 @@ func _run() -> void:
 		printerr("bench_frame: AnimatedActorMeshInstance is not registered (extension not built?)")
 		quit(1)
 		return
-	var models: RefCounted = Models.new()
-	if models.load_or_bake(SOLDIER_SCENE) != OK:
-		printerr("bench_frame: " + models.error)
-		quit(1)
-		return
-	_models = models.models
-	_count_level_vertices()
+	# Each storage's models (VertexAnimation.storage: Auto, which bakes the soldier's body in bones, and
+	# Vertices), baked once and measured in the same run.
+	var baked := {}
+	for storage: String in opts.storages:
+		var models: RefCounted = Models.new()
+		if models.load_or_bake(SOLDIER_SCENE, STORAGES[storage]) != OK:
+			printerr("bench_frame: " + models.error)
+			quit(1)
+			return
+		baked[storage] = models.models
 	# The demo's scene (sun with shadows, sky, ground, camera) without its script: the benchmark drives the battle.
 	_main = (load("res://demo/main.tscn") as PackedScene).instantiate()
 	_main.set_script(null)
@@ -84,7 +90,10 @@ func _run() -> void:
 	if not opts.actors.is_empty():
 		counts = opts.actors
 	for n in counts:
-		await _measure_battle(n)
+		for storage: String in opts.storages:
+			_models = baked[storage]
+			_count_level_vertices()
+			await _measure_battle(n, storage)
 	_print_table()
 	var err := _write_report()
 	_main.queue_free()
@@ -111,6 +120,7 @@ func _write_report() -> Error:
 
 
 func _count_level_vertices() -> void:
+	_level_vertices.clear()
 	for va in _models:
 		var levels: Array = [va.vertex_count]
 		if va.has_method("get_lod_count") and va.has_method("get_lod_mesh"):
@@ -124,8 +134,13 @@ func _count_level_vertices() -> void:
 		_level_vertices.append(levels)
 
 
-func _measure_battle(n: int) -> void:
-	print("bench_frame: %d soldiers: setting up the battle" % n)
+func _measure_battle(n: int, storage: String) -> void:
+	print("bench_frame: %d soldiers, %s storage: setting up the battle" % [n, storage])
+	var stored := []
+	for va in _models:
+		stored.append("bones" if va.baked_storage == 1 else "vertices")
+	if storage == "auto":
+		_notes.append("%d soldiers, storage auto: the models were baked in %s storage" % [n, ", ".join(stored)])
 	var battle: Node3D = load("res://demo/battle.gd").new()
 	battle.name = "Battle"
 	_main.add_child(battle)
@@ -153,8 +168,8 @@ func _measure_battle(n: int) -> void:
 			var kind: String = config[1]
 			var on: bool = lod == "on"
 			if on and not has_culling and not has_lod:
-				_results.append({"actors": n, "view": view_name, "lod": lod, "frame": kind, "frame_ms": null,
-					"vertices": null})
+				_results.append({"actors": n, "view": view_name, "lod": lod, "frame": kind, "storage": storage,
+					"frame_ms": null, "vertices": null})
 				continue
 			for node: Node in nodes:
 				if "gpu_driven" in node:
@@ -186,12 +201,13 @@ func _measure_battle(n: int) -> void:
 				return node.has_method("is_gpu_driven_active") and node.call("is_gpu_driven_active"))
 			if kind == "gpu" and not active:
 				_notes.append("%d soldiers, %s, lod %s: the GPU-driven frame did not run on this renderer" % [n, view_name, lod])
-			var entry := {"actors": n, "view": view_name, "lod": lod, "frame": kind, "frame_ms": _median(times),
+			var entry := {"actors": n, "view": view_name, "lod": lod, "frame": kind, "storage": storage,
+				"frame_ms": _median(times),
 				"vertices": vertices, "shadow_vertices": shadow_vertices}
 			_results.append(entry)
 			_write_report()
-			print("  %6d soldiers, %-4s view, culling+LOD %-3s, %s frame: frame %9.1f ms, %d vertices, %d per shadow split (%d frames)" % [
-				n, view_name, lod, kind, entry.frame_ms, vertices, shadow_vertices, times.size()])
+			print("  %6d soldiers, %-4s view, culling+LOD %-3s, %s frame, %s storage: frame %9.1f ms, %d vertices, %d per shadow split (%d frames)" % [
+				n, view_name, lod, kind, storage, entry.frame_ms, vertices, shadow_vertices, times.size()])
 	battle.queue_free()
 	await process_frame
 
@@ -227,26 +243,35 @@ func _print_table() -> void:
 	print("frame benchmark (median ms per frame, %d frames per configuration)" % _frames)
 	for r: Dictionary in _results:
 		var ms := "-" if r.frame_ms == null else "%.1f" % r.frame_ms
-		print("  %7d  %-5s lod %-4s %s %10s ms  %12s vertices" % [r.actors, r.view, r.lod, r.frame, ms, str(r.vertices)])
+		print("  %7d  %-5s lod %-4s %s %-8s %10s ms  %12s vertices" % [r.actors, r.view, r.lod, r.frame, r.storage, ms, str(r.vertices)])
 	for n in [3000, 30000, 100000, 1000000]:
 		for view_name in ["wide", "zoom"]:
-			for kind in ["cpu", "gpu"]:
-				var off := _find(n, view_name, "off", kind)
-				var on := _find(n, view_name, "on", kind)
-				if not off.is_empty() and not on.is_empty() and on.frame_ms != null:
-					print("  %d soldiers, %s, %s frame: off / on = %.2fx" % [n, view_name, kind, off.frame_ms / on.frame_ms])
+			for storage: String in _opts.storages:
+				for kind in ["cpu", "gpu"]:
+					var off := _find(n, view_name, "off", kind, storage)
+					var on := _find(n, view_name, "on", kind, storage)
+					if not off.is_empty() and not on.is_empty() and on.frame_ms != null:
+						print("  %d soldiers, %s, %s frame, %s storage: off / on = %.2fx" % [n, view_name, kind, storage, off.frame_ms / on.frame_ms])
+				for lod in ["off", "on"]:
+					var cpu := _find(n, view_name, lod, "cpu", storage)
+					var gpu := _find(n, view_name, lod, "gpu", storage)
+					if not cpu.is_empty() and not gpu.is_empty() and gpu.frame_ms != null:
+						print("  %d soldiers, %s, lod %s, %s storage: cpu / gpu frame = %.2fx, vertices cpu %s gpu %s%s" % [n, view_name,
+							lod, storage, cpu.frame_ms / gpu.frame_ms, cpu.vertices, gpu.vertices,
+							"" if cpu.vertices == gpu.vertices else " (DIFFER)"])
 			for lod in ["off", "on"]:
-				var cpu := _find(n, view_name, lod, "cpu")
-				var gpu := _find(n, view_name, lod, "gpu")
-				if not cpu.is_empty() and not gpu.is_empty() and gpu.frame_ms != null:
-					print("  %d soldiers, %s, lod %s: cpu / gpu frame = %.2fx, vertices cpu %s gpu %s%s" % [n, view_name,
-						lod, cpu.frame_ms / gpu.frame_ms, cpu.vertices, gpu.vertices,
-						"" if cpu.vertices == gpu.vertices else " (DIFFER)"])
+				for kind in ["cpu", "gpu"]:
+					var auto := _find(n, view_name, lod, kind, "auto")
+					var vertices := _find(n, view_name, lod, kind, "vertices")
+					if not auto.is_empty() and not vertices.is_empty() and vertices.frame_ms != null and auto.frame_ms != null:
+						print("  %d soldiers, %s, lod %s, %s frame: auto (bones) / vertices storage = %.2fx" % [n, view_name, lod, kind,
+							auto.frame_ms / vertices.frame_ms])
 
 
-func _find(n: int, view_name: String, lod: String, kind := "cpu") -> Dictionary:
+func _find(n: int, view_name: String, lod: String, kind := "cpu", storage := "auto") -> Dictionary:
 	for r: Dictionary in _results:
-		if r.actors == n and r.view == view_name and r.lod == lod and r.get("frame", "cpu") == kind:
+		if r.actors == n and r.view == view_name and r.lod == lod and r.get("frame", "cpu") == kind \
+				and r.get("storage", "auto") == storage:
 			return r
 	return {}
 
@@ -254,7 +279,7 @@ func _find(n: int, view_name: String, lod: String, kind := "cpu") -> Dictionary:
 # --- the few helpers of tests/bench/bench_util.gd this project needs (a separate Godot project) -----------------
 
 func _parse_args() -> Dictionary:
-	var result := {"quick": false, "full": false, "out": "", "actors": [], "views": []}
+	var result := {"quick": false, "full": false, "out": "", "actors": [], "views": [], "storages": ["auto", "vertices"]}
 	var args := OS.get_cmdline_user_args()
 	var i := 0
 	while i < args.size():
@@ -273,6 +298,10 @@ func _parse_args() -> Dictionary:
 			"--views":
 				i += 1
 				result.views = Array((args[i] if i < args.size() else "").split(",", false))
+			"--storages":
+				i += 1
+				result.storages = Array((args[i] if i < args.size() else "").split(",", false)).filter(
+					func(s: String) -> bool: return STORAGES.has(s))
 			_:
 				push_warning("bench_frame: unknown argument '%s' ignored" % args[i])
 		i += 1

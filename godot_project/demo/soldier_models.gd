@@ -1,11 +1,12 @@
 ## Bakes the demo soldier into three VertexAnimation models (body, sword, shield) from the same skeleton and
-## clips, so one AnimatedActorMeshInstance actor carries all three; caches the baked resources in
+## clips, so one AnimatedActorMeshInstance actor carries all three (in bone storage the sword and shield draw with
+## the body's bone texture: `bone_source`); caches the baked resources in
 ## user://vat_cache/ so later runs load them instead of baking again.
 extends RefCounted
 
 const CACHE_DIR := "user://vat_cache"
 ## Bump when the demo changes what it bakes; the key also holds the scene's and the library's modified times.
-const CACHE_VERSION := 1
+const CACHE_VERSION := 2
 const FPS := 30.0
 ## Node names inside the soldier scene, in model order (the crowd nodes use these indices).
 const MODEL_NODES: Array[String] = ["Body", "Sword", "Shield"]
@@ -23,8 +24,9 @@ var baked := false
 var elapsed_ms := 0.0
 
 
-## Loads the models from the cache, or bakes and caches them. Returns OK or an error (see `error`).
-func load_or_bake(scene_path: String) -> Error:
+## Loads the models from the cache, or bakes and caches them, in `storage` (VertexAnimation.storage; the
+## default Auto is what the demo ships). Returns OK or an error (see `error`).
+func load_or_bake(scene_path: String, storage := 2) -> Error:
 	var t0 := Time.get_ticks_usec()
 	var packed := load(scene_path) as PackedScene
 	if packed == null:
@@ -34,8 +36,8 @@ func load_or_bake(scene_path: String) -> Error:
 	if paths.is_empty():
 		return ERR_DOES_NOT_EXIST
 	var variations := _load_variations(scene_path.get_base_dir())
-	var key := "soldier_%d_%d_v%d" % [FileAccess.get_modified_time(scene_path),
-		FileAccess.get_modified_time(LIBRARY), CACHE_VERSION]
+	var key := "soldier_%d_%d_v%d_s%d" % [FileAccess.get_modified_time(scene_path),
+		FileAccess.get_modified_time(LIBRARY), CACHE_VERSION, storage]
 	DirAccess.make_dir_recursive_absolute(CACHE_DIR)
 	models.clear()
 	for m in MODEL_NODES.size():
@@ -45,10 +47,15 @@ func load_or_bake(scene_path: String) -> Error:
 			va = VertexAnimation.new()
 			va.source_scene = packed
 			va.fps = FPS
+			va.storage = storage
 			var meshes: Array[NodePath] = [paths[m]]
 			va.meshes = meshes
 			if m == BODY:
 				va.texture_variations = variations
+			elif storage != 0 and models[BODY].baked_storage == 1:
+				# The sword and shield hang on the body's hand bones: they draw with the body's bone
+				# texture, storing none of their own.
+				va.bone_source = models[BODY]
 			var err := va.bake()
 			if err != OK:
 				error = "baking %s from %s failed (%s); see the error above" % [paths[m], scene_path, error_string(err)]
@@ -68,6 +75,9 @@ func _save(va: VertexAnimation, file: String) -> void:
 	var err := ResourceSaver.save(va, tmp)
 	if err == OK:
 		err = DirAccess.rename_absolute(tmp, file)
+	if err == OK:
+		# Models saved after this one (the sword and shield, whose bone_source it is) refer to it by this path.
+		va.take_over_path(file)
 	if err != OK:
 		DirAccess.remove_absolute(tmp)
 		push_warning("demo: could not cache %s (%s); the next run bakes again" % [file, error_string(err)])
@@ -76,7 +86,8 @@ func _save(va: VertexAnimation, file: String) -> void:
 func _load_cached(file: String) -> VertexAnimation:
 	if not FileAccess.file_exists(file):
 		return null
-	var va := ResourceLoader.load(file, "", ResourceLoader.CACHE_MODE_IGNORE) as VertexAnimation
+	# Cached by path, so the sword's and shield's bone_source is the body loaded here, not a second copy.
+	var va := ResourceLoader.load(file) as VertexAnimation
 	if va == null or not va.is_baked():
 		push_warning("demo: cached %s is unreadable; baking again" % file)
 		return null

@@ -89,7 +89,11 @@ fn print_table(report: &Value) {
         let text = |k: &str| r.get(k).and_then(Value::as_str);
         let name = match (text("view"), text("lod")) {
             (Some(view), Some(lod)) => {
-                format!("{view}, lod {lod}, {}", text("frame").unwrap_or("cpu"))
+                let storage = text("storage").map_or(String::new(), |s| format!(", {s}"));
+                format!(
+                    "{view}, lod {lod}, {}{storage}",
+                    text("frame").unwrap_or("cpu")
+                )
             }
             _ => ["baker", "path", "call"]
                 .iter()

@@ -156,15 +156,19 @@ fn update_table(rows: &[Value], godot: Option<&Value>) -> String {
 fn frame_table(rows: &[Value]) -> String {
     let mut out = String::from(
         "`target/bench/frame.json` (`cargo xtask bench frame`): whole frames of the demo battle, \
-         software rendering included.\n\n| Soldiers | View | Culling + LOD | Crowd frame | Frame ms | Vertices |\n|---|---|---|---|---|---|\n",
+         software rendering included.\n\n| Soldiers | View | Culling + LOD | Crowd frame | Storage | Frame ms | Vertices |\n|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         out += &format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
             r.get("actors").and_then(Value::as_i64).unwrap_or(0),
             text(r, "view"),
             text(r, "lod"),
             r.get("frame").and_then(Value::as_str).unwrap_or("cpu"),
+            // Reports from before bone storage have no "storage": the models were vertex bakes.
+            r.get("storage")
+                .and_then(Value::as_str)
+                .unwrap_or("vertices"),
             num(r, "frame_ms").map_or("-".into(), fmt),
             r.get("vertices").and_then(Value::as_i64).unwrap_or(0)
         );
@@ -215,16 +219,21 @@ mod tests {
         let frame = json!({"results": [
             {"actors": 3000, "view": "wide", "lod": "on", "frame_ms": 4568.49, "vertices": 6192466},
             {"actors": 3000, "view": "wide", "lod": "on", "frame": "gpu", "frame_ms": 4000.0, "vertices": 6192466},
+            {"actors": 3000, "view": "wide", "lod": "on", "frame": "gpu", "storage": "auto", "frame_ms": 4100.0, "vertices": 6192466},
         ]});
         let calls = json!({"results": [{"call": "add_model_all", "ns_per_call": 74.175}]});
         let t = tables(None, Some(&frame), Some(&calls));
         // Reports from before the GPU frame have no "frame": they are the CPU frame's.
         assert!(
-            t.contains("| 3000 | wide | on | cpu | 4568 | 6192466 |"),
+            t.contains("| 3000 | wide | on | cpu | vertices | 4568 | 6192466 |"),
             "{t}"
         );
         assert!(
-            t.contains("| 3000 | wide | on | gpu | 4000 | 6192466 |"),
+            t.contains("| 3000 | wide | on | gpu | vertices | 4000 | 6192466 |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| 3000 | wide | on | gpu | auto | 4100 | 6192466 |"),
             "{t}"
         );
         assert!(t.contains("| add_model_all | 74.2 |"), "{t}");
