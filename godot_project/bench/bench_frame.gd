@@ -5,7 +5,8 @@
 ##
 ## Run under the real renderer at one resolution throughout (cargo xtask bench frame passes --resolution):
 ##   godot --path godot_project --resolution 640x360 -s res://bench/bench_frame.gd -- [--quick] [--full]
-##       [--actors 30000,100000] [--views wide] [--storages auto,vertices] --out /abs/frame.json
+##       [--actors 30000,100000] [--views wide] [--storages auto,vertices] [--lods on] [--frames N]
+##       --out /abs/frame.json
 ##
 ## Per configuration: WARMUP_FRAMES unrecorded frames, then 3 frames (median; 2 with --quick, 1 from 30,000 soldiers
 ## on, where lavapipe takes minutes per frame). The report is rewritten after every configuration, so a run stopped
@@ -51,6 +52,8 @@ func _run() -> void:
 	_opts = opts
 	if opts.quick:
 		_frames = 2
+	if opts.frames > 0:
+		_frames = opts.frames
 	DisplayServer.window_set_vsync_mode(DisplayServer.VSYNC_DISABLED)
 	var size := get_root().get_visible_rect().size
 	_size = size
@@ -164,6 +167,8 @@ func _measure_battle(n: int, storage: String) -> void:
 			_camera.look_at_point(view.center, PI + 0.5, deg_to_rad(-22.0), 30.0)
 		var last_kind := "gpu"  # the nodes' default
 		for config in [["off", "cpu"], ["on", "cpu"], ["off", "gpu"], ["on", "gpu"]]:
+			if not _opts.lods.has(config[0]):
+				continue
 			var lod: String = config[0]
 			var kind: String = config[1]
 			var on: bool = lod == "on"
@@ -183,7 +188,7 @@ func _measure_battle(n: int, storage: String) -> void:
 			var vertices := 0
 			var shadow_vertices := 0
 			var last := Time.get_ticks_usec()
-			var frames := _frames if n < 30000 else 1
+			var frames := _frames if n < 30000 or _opts.frames > 0 else 1
 			# Switching crowd frames rebuilds the nodes' GPU objects (the actor nodes drop their actors until the
 			# battle submits again), and the GPU frame's counts come back late: settle after a switch.
 			var warmup := WARMUP_FRAMES + (GPU_SETTLE if kind != last_kind or kind == "gpu" else 0)
@@ -279,7 +284,8 @@ func _find(n: int, view_name: String, lod: String, kind := "cpu", storage := "au
 # --- the few helpers of tests/bench/bench_util.gd this project needs (a separate Godot project) -----------------
 
 func _parse_args() -> Dictionary:
-	var result := {"quick": false, "full": false, "out": "", "actors": [], "views": [], "storages": ["auto", "vertices"]}
+	var result := {"quick": false, "full": false, "out": "", "actors": [], "views": [], "storages": ["auto", "vertices"],
+		"lods": ["off", "on"], "frames": 0}
 	var args := OS.get_cmdline_user_args()
 	var i := 0
 	while i < args.size():
@@ -298,6 +304,12 @@ func _parse_args() -> Dictionary:
 			"--views":
 				i += 1
 				result.views = Array((args[i] if i < args.size() else "").split(",", false))
+			"--frames":
+				i += 1
+				result.frames = int(args[i]) if i < args.size() else 0
+			"--lods":
+				i += 1
+				result.lods = Array((args[i] if i < args.size() else "").split(",", false))
 			"--storages":
 				i += 1
 				result.storages = Array((args[i] if i < args.size() else "").split(",", false)).filter(

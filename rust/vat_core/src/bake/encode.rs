@@ -271,21 +271,6 @@ pub(crate) fn layout_for(vertex_count: usize, frame_count: usize) -> Result<VatL
     VatLayout::new(vertices, frames)
 }
 
-/// [`layout_for`] with the fewest texels of padding: rows as in `layout_for`, each only as wide as
-/// an even split of the texels needs (the last row is at most `rows - 1` texels short), so a
-/// texture a little longer than one full row does not take two. For textures without older
-/// stored files to match (the bone textures); the position texture keeps `layout_for`.
-pub(crate) fn compact_layout_for(vertex_count: usize, frame_count: usize) -> Result<VatLayout> {
-    let full = layout_for(vertex_count, frame_count)?;
-    let texels = full.used_texels().max(1) as u64;
-    let width = texels.div_ceil(u64::from(full.height)) as u32;
-    Ok(VatLayout {
-        width,
-        height: texels.div_ceil(u64::from(width)) as u32,
-        ..full
-    })
-}
-
 /// The union of each clip's frame bounds, in clip order.
 pub(crate) fn clip_bounds(frame_bounds: &[Bounds], clips: &[Clip]) -> Vec<Bounds> {
     clips

@@ -31,8 +31,9 @@ mod texture;
 pub use rig::{build_rig, BoneRig, Refusal, RigVertex, MAX_INFLUENCES};
 pub use share::{decode_matrices, share_palette};
 pub use texture::{
-    decode_column, decode_frame, encode_bones, layouts, texture_bytes, EncodedBones, BONE_ROWS,
-    SKIN_TEXEL_BYTES,
+    decode_column, decode_frame, encode_bones, layouts, pack_direction, pack_influence,
+    skin_texels, texture_bytes, unpack_direction, unpack_influence, EncodedBones, BONE_ROWS,
+    MAX_PALETTE, SKIN_TEXEL_BYTES,
 };
 
 #[cfg(test)]

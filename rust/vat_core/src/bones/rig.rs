@@ -28,6 +28,20 @@ pub enum Refusal {
         /// Its animated shapes (indices into its blend shapes).
         shapes: Vec<usize>,
     },
+    /// A vertex whose weights a bone texture cannot store: one outside [0, 1], or a sum above 1.
+    UnusualWeights {
+        /// The mesh (index into the bake's meshes).
+        mesh: usize,
+        /// The vertex (index into that mesh).
+        vertex: usize,
+        /// The sum of its weights.
+        sum: f32,
+    },
+    /// More distinct transforms than a packed influence can name.
+    TooManyBones {
+        /// Transforms the character needs.
+        count: usize,
+    },
     /// A vertex of mesh `mesh` needs more than [`MAX_INFLUENCES`] transforms.
     TooManyInfluences {
         /// The mesh (index into the bake's meshes).
@@ -60,6 +74,14 @@ impl Refusal {
                     names.join(", ")
                 )
             }
+            Self::UnusualWeights { mesh, vertex, sum } => format!(
+                "vertex {vertex} of mesh '{}' has bone weights summing to {sum} or outside [0, 1]; a bone texture stores weights in [0, 1] summing to 1",
+                mesh_name(*mesh)
+            ),
+            Self::TooManyBones { count } => format!(
+                "it needs {count} distinct bone transforms; a bone texture holds at most {}",
+                super::texture::MAX_PALETTE
+            ),
             Self::TooManyInfluences {
                 mesh,
                 vertex,
@@ -162,6 +184,16 @@ pub fn build_rig(
                         add(&mut influences, entry, w);
                         total += w;
                     }
+                    let unusual = skin.weights[v * skin.influences..(v + 1) * skin.influences]
+                        .iter()
+                        .any(|w| !(0.0..=1.0).contains(w));
+                    if unusual || total > 1.0 + REMAINDER_TOLERANCE {
+                        return Ok(Err(Refusal::UnusualWeights {
+                            mesh: m,
+                            vertex: v,
+                            sum: total,
+                        }));
+                    }
                     if (1.0 - total).abs() > REMAINDER_TOLERANCE {
                         let entry = palette.node(&mut node, frames, m);
                         add(&mut influences, entry, 1.0 - total);
@@ -189,6 +221,9 @@ pub fn build_rig(
         }
     }
     let palette_len = palette.sequences.len();
+    if palette_len > super::texture::MAX_PALETTE {
+        return Ok(Err(Refusal::TooManyBones { count: palette_len }));
+    }
     let mut matrices = Vec::with_capacity(frames.len() * palette_len);
     for f in 0..frames.len() {
         matrices.extend(palette.sequences.iter().map(|s| s[f]));

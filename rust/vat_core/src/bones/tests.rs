@@ -48,13 +48,27 @@ fn random_frames(
         .collect()
 }
 
+/// `random_mesh` with every vertex's weights at most 1 in sum (some below: the rest stays with the
+/// mesh node), as Godot's importers leave them.
+fn normalized_mesh(rng: &mut Lcg, n: usize, influences: usize) -> MeshSource {
+    let mut mesh = random_mesh(rng, n, influences, 0, true);
+    if let Some(skin) = &mut mesh.skin {
+        for (v, weights) in skin.weights.chunks_mut(influences).enumerate() {
+            let sum: f32 = weights.iter().sum();
+            let target = if v % 5 == 0 { 0.8 } else { 1.0 };
+            weights.iter_mut().for_each(|w| *w *= target / sum);
+        }
+    }
+    mesh
+}
+
 fn vertex_columns(n: usize) -> Vec<ColumnSource> {
     (0..n as u32).map(ColumnSource::Vertex).collect()
 }
 
 fn encode_float(rig: &BoneRig, columns: &[ColumnSource]) -> EncodedBones {
     let params = EncodingParams::for_bounds(Precision::Float, &Bounds::default(), true);
-    encode_bones(rig, columns, &params).unwrap()
+    encode_bones(rig, columns, &params, 0.0).unwrap()
 }
 
 fn max_error(a: &[Vec3], b: &[Vec3]) -> f32 {
@@ -72,8 +86,8 @@ fn skinned(meshes: &[MeshSource], frames: &[Vec<MeshFrame>]) -> SkinnedFrames {
 fn float_bones_give_the_vertex_bakes_positions_for_any_transforms() {
     let mut rng = Lcg(7);
     let meshes = vec![
-        random_mesh(&mut rng, 40, 4, 0, true),
-        random_mesh(&mut rng, 30, 8, 0, true),
+        normalized_mesh(&mut rng, 40, 4),
+        normalized_mesh(&mut rng, 30, 8),
         random_mesh(&mut rng, 10, 0, 0, true),
     ];
     let frames = random_frames(&mut rng, &meshes, 6, false);
@@ -85,14 +99,16 @@ fn float_bones_give_the_vertex_bakes_positions_for_any_transforms() {
     for f in 0..6 {
         let (ps, _, _) = decode_frame(&bones, f as u32);
         let err = max_error(&ps, reference.frame_positions(f));
-        assert!(err < 1e-4, "frame {f}: {err}");
+        // Weights are stored in 14 bits: each within 3.1e-5, here times transforms that move
+        // points a few units apart.
+        assert!(err < 5e-4, "frame {f}: {err}");
     }
 }
 
 #[test]
 fn normals_and_tangents_match_for_rotations_and_uniform_scales() {
     let mut rng = Lcg(11);
-    let meshes = vec![random_mesh(&mut rng, 50, 4, 0, true)];
+    let meshes = vec![normalized_mesh(&mut rng, 50, 4)];
     let tangents: Vec<Vec<Vec3>> = vec![meshes[0]
         .normals
         .iter()
@@ -106,13 +122,12 @@ fn normals_and_tangents_match_for_rotations_and_uniform_scales() {
     for f in 0..4 {
         let (_, ns, ts) = decode_frame(&bones, f as u32);
         // The blended bone bases (Godot's GPU skinning) and the vertex bake's blended
-        // orthonormalized ones agree where every bone is a rotation (any mesh node scale).
+        // orthonormalized ones agree where every bone is a rotation (any mesh node scale), up to
+        // the 12-bit directions and 14-bit weights stored.
+        let err = max_error(&ns, reference.frame_normals(f));
+        assert!(err < 3e-3, "frame {f} normals: {err}");
         assert!(
-            max_error(&ns, reference.frame_normals(f)) < 1e-4,
-            "frame {f} normals"
-        );
-        assert!(
-            max_error(&ts, tangent_ref.frame_normals(f)) < 1e-4,
+            max_error(&ts, tangent_ref.frame_normals(f)) < 3e-3,
             "frame {f} tangents"
         );
     }
@@ -139,15 +154,16 @@ fn one_influence_vertices_get_exact_normals() {
     for f in 0..3 {
         let (_, ns, _) = decode_frame(&bones, f as u32);
         let err = max_error(&ns, reference.frame_normals(f));
-        assert!(err < 1e-5, "frame {f}: {err}");
+        // Within the 12-bit direction's step (about 0.05 degrees).
+        assert!(err < 1.2e-3, "frame {f}: {err}");
     }
 }
 
 #[test]
 fn meshes_on_one_skeleton_share_its_bones() {
     let mut rng = Lcg(5);
-    let a = random_mesh(&mut rng, 12, 4, 0, true);
-    let b = random_mesh(&mut rng, 9, 4, 0, true);
+    let a = normalized_mesh(&mut rng, 12, 4);
+    let b = normalized_mesh(&mut rng, 9, 4);
     let mut frames = random_frames(&mut rng, &[a.clone(), b.clone()], 3, false);
     for frame in &mut frames {
         frame[1] = frame[0].clone();
@@ -179,7 +195,8 @@ fn meshes_on_one_skeleton_share_its_bones() {
 #[test]
 fn animated_blend_shapes_are_refused_by_name_and_constant_ones_kept() {
     let mut rng = Lcg(9);
-    let mesh = random_mesh(&mut rng, 10, 4, 3, true);
+    let mut mesh = random_mesh(&mut rng, 10, 4, 3, true);
+    mesh.skin = normalized_mesh(&mut rng, 10, 4).skin;
     let mut frames = random_frames(&mut rng, std::slice::from_ref(&mesh), 3, false);
     for (f, frame) in frames.iter_mut().enumerate() {
         frame[0].blend_weights = vec![0.5, 0.0, 0.25 * f as f32];
@@ -212,7 +229,7 @@ fn animated_blend_shapes_are_refused_by_name_and_constant_ones_kept() {
             &decode_frame(&bones, f as u32).0,
             reference.frame_positions(f),
         );
-        assert!(err < 1e-4, "frame {f}: {err}");
+        assert!(err < 5e-4, "frame {f}: {err}");
     }
 }
 
@@ -236,7 +253,7 @@ fn more_than_four_influences_take_eight_and_more_than_eight_are_refused() {
         .unwrap();
     assert_eq!(rig.influences, 8);
     let bones = encode_float(&rig, &vertex_columns(2));
-    assert_eq!(bones.skin_texels(), 6);
+    assert_eq!(bones.skin_texels(), 4);
     let reference = skinned(std::slice::from_ref(&mesh), &frames);
     let err = max_error(&decode_frame(&bones, 1).0, reference.frame_positions(1));
     assert!(err < 1e-4, "{err}");
@@ -295,13 +312,13 @@ fn bound_columns_of_one_bone_are_the_weighted_sum() {
 #[test]
 fn half_precision_stays_near_the_float_bake() {
     let mut rng = Lcg(13);
-    let meshes = vec![random_mesh(&mut rng, 60, 4, 0, true)];
+    let meshes = vec![normalized_mesh(&mut rng, 60, 4)];
     let frames = random_frames(&mut rng, &meshes, 4, true);
     let reference = skinned(&meshes, &frames);
     let bounds = Bounds::from_points(&reference.positions);
     let rig = build_rig(&meshes, &frames, &[]).unwrap().unwrap();
     let half = EncodingParams::for_bounds(Precision::Half, &bounds, true);
-    let bones = encode_bones(&rig, &vertex_columns(60), &half).unwrap();
+    let bones = encode_bones(&rig, &vertex_columns(60), &half, 0.0).unwrap();
     let diagonal = bounds.size().length();
     for f in 0..4 {
         let err = max_error(
@@ -320,7 +337,7 @@ fn half_precision_stays_near_the_float_bake() {
 #[test]
 fn texture_bytes_is_what_encoding_stores() {
     let mut rng = Lcg(17);
-    let meshes = vec![random_mesh(&mut rng, 25, 4, 0, true)];
+    let meshes = vec![normalized_mesh(&mut rng, 25, 4)];
     let frames = random_frames(&mut rng, &meshes, 5, false);
     let rig = build_rig(&meshes, &frames, &[]).unwrap().unwrap();
     for precision in [Precision::Half, Precision::Float] {
@@ -329,7 +346,7 @@ fn texture_bytes_is_what_encoding_stores() {
             &Bounds::from_points(&[Vec3::ZERO, Vec3::ONE]),
             true,
         );
-        let bones = encode_bones(&rig, &vertex_columns(25), &params).unwrap();
+        let bones = encode_bones(&rig, &vertex_columns(25), &params, 0.0).unwrap();
         let want = texture_bytes(precision, rig.palette, 5, 25, rig.influences).unwrap();
         assert_eq!(bones.bones.len() + bones.skin.len(), want);
     }
@@ -338,141 +355,128 @@ fn texture_bytes_is_what_encoding_stores() {
 #[test]
 fn bad_columns_and_transforms_are_errors() {
     let mut rng = Lcg(19);
-    let meshes = vec![random_mesh(&mut rng, 4, 4, 0, true)];
+    let meshes = vec![normalized_mesh(&mut rng, 4, 4)];
     let mut frames = random_frames(&mut rng, &meshes, 2, false);
     let rig_ok = build_rig(&meshes, &frames, &[]).unwrap().unwrap();
     let params = EncodingParams::for_bounds(Precision::Float, &Bounds::default(), true);
-    assert!(encode_bones(&rig_ok, &[], &params).is_err());
-    assert!(encode_bones(&rig_ok, &[ColumnSource::Vertex(4)], &params).is_err());
+    assert!(encode_bones(&rig_ok, &[], &params, 0.0).is_err());
+    assert!(encode_bones(&rig_ok, &[ColumnSource::Vertex(4)], &params, 0.0).is_err());
     frames[1][0].pre.translation.x = f32::NAN;
     assert!(build_rig(&meshes, &frames, &[]).is_err());
 }
 
 #[test]
-fn layouts_pad_less_than_a_row() {
-    // 4393 columns x 4 texels: one texel more than a 16384-wide row would take two full rows.
-    let (bones, skin) = layouts(20, 131, 4393, 4).unwrap();
-    assert_eq!((skin.width, skin.height), (8786, 2));
-    assert_eq!(skin.texel_count(), 4393 * 4);
-    assert_eq!(bones.texel_count(), 20 * 3 * 131);
-    for texels in [1usize, 16383, 16384, 16385, 50_000, 1_000_003] {
-        let (_, skin) = layouts(1, 1, texels, 4).unwrap();
-        let used = texels * 4;
-        assert!(skin.texel_count() >= used && skin.texel_count() - used < skin.height as usize);
-        assert!(skin.width <= crate::layout::VAT_MAX_WIDTH);
+fn layouts_give_a_row_per_frame_and_whole_columns_per_row() {
+    let (bones, skin) = layouts(20, 131, 5462, 4).unwrap();
+    assert_eq!((bones.width, bones.height), (60, 131));
+    // 5462 columns of 3 texels: 5461 fit a 16384-wide row, so two rows of 2731 columns.
+    assert_eq!((skin.width, skin.height), (2731 * 3, 2));
+    for columns in [1usize, 5461, 5462, 50_000, 1_000_003] {
+        for influences in [4, 8] {
+            let (_, skin) = layouts(1, 1, columns, influences).unwrap();
+            let t = skin_texels(influences);
+            assert_eq!(skin.width as usize % t, 0, "whole columns per row");
+            assert!(skin.width <= crate::layout::MAX_TEXTURE_SIZE);
+            let per_row = skin.width as usize / t;
+            assert!(per_row * skin.height as usize >= columns);
+            assert!(
+                per_row * (skin.height as usize - 1) < columns,
+                "no empty row"
+            );
+        }
     }
-}
-
-/// A body skinned to three bones, armour skinned to the body's bones, a sword (held by bone 1 once
-/// the test sets its transform) and a banner that moves by itself; `frames` frames.
-fn equipment(frames: usize) -> (Vec<MeshSource>, Vec<Vec<MeshFrame>>) {
-    let mut rng = Lcg(31);
-    let mut body = random_mesh(&mut rng, 12, 0, 0, true);
-    body.skin = Some(SkinBinding {
-        bones: (0..12).flat_map(|v| [v % 3, (v + 1) % 3, 0, 0]).collect(),
-        weights: (0..12).flat_map(|_| [0.7, 0.3, 0.0, 0.0]).collect(),
-        influences: 4,
-        bind_count: 3,
-    });
-    let mut armour = random_mesh(&mut rng, 6, 0, 0, true);
-    armour.skin = body.skin.clone().map(|mut s| {
-        s.bones.truncate(24);
-        s.weights.truncate(24);
-        s
-    });
-    let sword = random_mesh(&mut rng, 5, 0, 0, true);
-    let banner = random_mesh(&mut rng, 4, 0, 0, true);
-    let grip =
-        Affine3A::from_rotation_translation(Quat::from_rotation_z(0.4), Vec3::new(0.1, 0.3, 0.0));
-    let frames = (0..frames)
-        .map(|_| {
-            let pre = Affine3A::from_scale(Vec3::splat(0.01));
-            let bones: Vec<Affine3A> = (0..3).map(|_| rng.transform()).collect();
-            vec![
-                MeshFrame {
-                    pre,
-                    bones: bones.clone(),
-                    blend_weights: vec![],
-                },
-                MeshFrame {
-                    pre,
-                    bones,
-                    blend_weights: vec![],
-                },
-                MeshFrame {
-                    pre: pre * grip,
-                    bones: vec![],
-                    blend_weights: vec![],
-                },
-                MeshFrame {
-                    pre: rng.transform(),
-                    bones: vec![],
-                    blend_weights: vec![],
-                },
-            ]
-        })
-        .collect::<Vec<_>>();
-    (vec![body, armour, sword, banner], frames)
+    assert!(
+        layouts(5462, 1, 1, 4).is_err(),
+        "more bone texels than a row takes"
+    );
+    assert!(layouts(1, 16385, 1, 4).is_err(), "more frames than rows");
 }
 
 #[test]
-fn equipment_reads_the_bodys_bones() {
-    let (meshes, mut frames) = equipment(5);
-    // The sword follows the body's bone 1 (the body's pre times that bone) at a fixed grip.
-    let grip =
-        Affine3A::from_rotation_translation(Quat::from_rotation_z(0.4), Vec3::new(0.1, 0.3, 0.0));
-    for frame in &mut frames {
-        frame[2].pre = frame[0].pre * frame[0].bones[1] * grip;
-    }
-    let body_rig = build_rig(
-        &meshes[..1],
-        &frames.iter().map(|f| f[..1].to_vec()).collect::<Vec<_>>(),
-        &[],
-    )
-    .unwrap()
-    .unwrap();
-    let params = EncodingParams::for_bounds(Precision::Float, &Bounds::default(), true);
-    let body = encode_bones(&body_rig, &vertex_columns(12), &params).unwrap();
-    let source = decode_matrices(&body);
-    assert_eq!(source.len(), 5 * body_rig.palette);
-    for (a, b) in source.iter().zip(&body_rig.matrices) {
-        assert!(a.abs_diff_eq(*b, 1e-6));
-    }
-    for m in [1usize, 2] {
-        let own_frames: Vec<Vec<MeshFrame>> = frames.iter().map(|f| vec![f[m].clone()]).collect();
-        let own = build_rig(&meshes[m..=m], &own_frames, &[])
-            .unwrap()
-            .unwrap();
-        let shared = share_palette(&own, &source, body_rig.palette, 1e-4).unwrap();
-        assert_eq!(shared.palette, body_rig.palette);
-        let n = meshes[m].positions.len();
-        let encoded = EncodedBones {
-            bones: body.bones.clone(),
-            ..encode_bones(&shared, &vertex_columns(n), &params).unwrap()
-        };
-        let reference = skinned(&meshes[m..=m], &own_frames);
-        for f in 0..5 {
-            let err = max_error(
-                &decode_frame(&encoded, f as u32).0,
-                reference.frame_positions(f),
+fn packed_influences_and_directions_round_trip() {
+    for entry in [0u32, 1, 17, 1023] {
+        for w in [0.0f32, 1e-4, 0.25, 0.5, 0.999, 1.0] {
+            let v = pack_influence(entry, w);
+            assert_eq!(v, v.round(), "an integer, exact in f32");
+            let (e, got) = unpack_influence(v);
+            assert_eq!(e, entry);
+            assert!(
+                (got - w).abs() <= 0.5 / 16383.0 + 1e-7,
+                "{entry} {w}: {got}"
             );
-            assert!(err < 1e-4, "mesh {m} frame {f}: {err}");
         }
     }
-    // The banner moves by itself: nothing of the body's moves like it.
-    let own_frames: Vec<Vec<MeshFrame>> = frames.iter().map(|f| vec![f[3].clone()]).collect();
-    let own = build_rig(&meshes[3..=3], &own_frames, &[])
+    let mut rng = Lcg(41);
+    for _ in 0..1000 {
+        let d = Vec3::new(rng.next() - 0.5, rng.next() - 0.5, rng.next() - 0.5).normalize();
+        let got = unpack_direction(pack_direction(d));
+        assert!(got.angle_between(d).to_degrees() < 0.06, "{d}: {got}");
+    }
+}
+
+#[test]
+fn weights_a_bone_texture_cannot_store_are_refused() {
+    let mut rng = Lcg(43);
+    let mut mesh = normalized_mesh(&mut rng, 3, 4);
+    if let Some(skin) = &mut mesh.skin {
+        skin.weights[0] = 1.5;
+    }
+    let frames = random_frames(&mut rng, std::slice::from_ref(&mesh), 2, false);
+    let refusal = build_rig(std::slice::from_ref(&mesh), &frames, &[])
         .unwrap()
-        .unwrap();
-    let err = share_palette(&own, &source, body_rig.palette, 1e-4).unwrap_err();
-    assert!(err.contains("moves like none"), "{err}");
-    // Another frame count is another clip set.
-    let err = share_palette(
-        &own,
-        &source[..body_rig.palette * 4],
-        body_rig.palette,
-        1e-4,
-    )
-    .unwrap_err();
-    assert!(err.contains("same scene and clips"), "{err}");
+        .unwrap_err();
+    assert!(
+        matches!(
+            refusal,
+            Refusal::UnusualWeights {
+                mesh: 0,
+                vertex: 0,
+                ..
+            }
+        ),
+        "{refusal:?}"
+    );
+}
+
+#[test]
+fn bound_columns_keep_the_fewest_influences_within_the_tolerance() {
+    let mut rng = Lcg(47);
+    let meshes = vec![normalized_mesh(&mut rng, 30, 4)];
+    let frames = random_frames(&mut rng, &meshes, 6, true);
+    let rig = build_rig(&meshes, &frames, &[]).unwrap().unwrap();
+    let columns: Vec<ColumnSource> = (0..10u32)
+        .map(|i| ColumnSource::Bound {
+            vertices: [i, i + 10, i + 20],
+            weights: [0.5, 0.3, 0.2],
+        })
+        .collect();
+    let params = EncodingParams::for_bounds(Precision::Float, &Bounds::default(), true);
+    let all = encode_bones(&rig, &columns, &params, 0.0).unwrap();
+    let used = |b: &EncodedBones| {
+        (0..10u32)
+            .map(|c| {
+                let at = (c as usize * b.skin_texels() as usize + 1) * SKIN_TEXEL_BYTES;
+                (0..4)
+                    .filter(|k| {
+                        let v = f32::from_le_bytes(
+                            b.skin[at + k * 4..at + k * 4 + 4].try_into().unwrap(),
+                        );
+                        unpack_influence(v).1 != 0.0
+                    })
+                    .count()
+            })
+            .sum::<usize>()
+    };
+    for tolerance in [1.0f32, 10.0] {
+        let fewer = encode_bones(&rig, &columns, &params, tolerance).unwrap();
+        assert!(
+            used(&fewer) < used(&all),
+            "{tolerance}: fewer influences kept"
+        );
+        for f in 0..6 {
+            let err = max_error(&decode_frame(&fewer, f).0, &decode_frame(&all, f).0);
+            // Within the tolerance, and the 14-bit weights' rounding.
+            assert!(err <= tolerance + 1e-3, "{tolerance} frame {f}: {err}");
+        }
+    }
 }

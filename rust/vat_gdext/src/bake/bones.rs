@@ -26,6 +26,11 @@ const AUTO_BYTES_SHARE: usize = 4;
 /// encodings' rounding (well under 0.5%), a LOD2 column bound to a triangle also by skinning one
 /// blended point with the triangle's blended weights instead of blending three skinned points.
 pub const MAX_BONE_ERROR_SHARE: f32 = 0.01;
+/// How far a LOD column bound to a triangle may lie from its full blend of its corners'
+/// influences, as a share of the bounds' diagonal, to keep fewer of them
+/// (`vat_core::bones::encode_bones`): 1.5 mm on a 1.8 m character's 2.5 m diagonal, under a pixel
+/// wherever the crowd draws LOD2.
+const BOUND_TOLERANCE_SHARE: f32 = 6e-4;
 /// Frames the check compares (spread over all frames; all of them when fewer).
 const CHECKED_FRAMES: usize = 96;
 
@@ -100,10 +105,10 @@ pub fn choose(storage: i32, inputs: &BoneInputs) -> Result<Storage, String> {
                 return refuse(refusal.message(inputs.sources, &name));
             }
         };
+    let diagonal = inputs.vat.bounds.size().length();
     let (rig, params) = match inputs.source {
         None => (rig, inputs.vat.params),
         Some(source) => {
-            let diagonal = inputs.vat.bounds.size().length();
             let matrices = vat_core::bones::decode_matrices(&source.bones);
             let shared = vat_core::bones::share_palette(
                 &rig,
@@ -126,7 +131,13 @@ pub fn choose(storage: i32, inputs: &BoneInputs) -> Result<Storage, String> {
             (shared, params)
         }
     };
-    let mut bones = encode_bones(&rig, inputs.columns, &params).map_err(|e| e.to_string())?;
+    let mut bones = encode_bones(
+        &rig,
+        inputs.columns,
+        &params,
+        BOUND_TOLERANCE_SHARE * diagonal,
+    )
+    .map_err(|e| e.to_string())?;
     let shared = inputs.source.is_some();
     if let Some(source) = inputs.source {
         // What the shader reads: the body's own bytes, not a copy encoded here.

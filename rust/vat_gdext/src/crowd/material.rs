@@ -210,8 +210,7 @@ pub fn bind_animation(material: &mut Gd<ShaderMaterial>, animation: &Gd<VertexAn
     material.set_shader_parameter("vat_storage_bones", &bones.to_variant());
     material.set_shader_parameter("vat_bones", &a.drawn_bone_texture().to_variant());
     material.set_shader_parameter("vat_skin", &a.get_skin_texture().to_variant());
-    material.set_shader_parameter("vat_bone_count", &a.get_bone_count().to_variant());
-    let skin_texels = 2 + a._get_bone_influences() / 2;
+    let skin_texels = vat_core::bones::skin_texels(a._get_bone_influences().max(0) as usize) as i32;
     material.set_shader_parameter("vat_skin_texels", &skin_texels.to_variant());
     material.set_shader_parameter("vat_clips", &a.get_clip_texture().to_variant());
     material.set_shader_parameter("vat_vertex_count", &a.get_vertex_count().to_variant());

@@ -66,6 +66,10 @@ pub struct GpuFrame {
     /// Runs queued so far (the last one's number).
     runs: u64,
     id: u64,
+    /// The drawn frame (`Engine.get_frames_drawn`) of the last run with timestamps: the device
+    /// holds a fixed number of them per frame, and a game that steps its crowds several times
+    /// between two drawn frames (a benchmark's warm-up) would run past it.
+    timestamped_frame: Option<u64>,
 }
 
 impl GpuFrame {
@@ -87,6 +91,7 @@ impl GpuFrame {
             commands: Vec::new(),
             sent: 0,
             runs: 0,
+            timestamped_frame: None,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         }
     }
@@ -145,7 +150,7 @@ impl GpuFrame {
             lists: list_plans,
             slots,
             free: std::mem::take(&mut self.pending_free),
-            timestamps: timestamps_wanted().then_some(self.id),
+            timestamps: self.timestamps_now(),
         };
         let side = Arc::clone(&self.side);
         let readback = Arc::clone(&self.readback);
@@ -186,6 +191,17 @@ impl GpuFrame {
     /// this frame drops.
     pub fn set_commands(&mut self, commands: Vec<Rid>) {
         self.commands = commands;
+    }
+
+    /// This crowd's timestamp id where timestamps are wanted and none were taken in this drawn
+    /// frame yet.
+    fn timestamps_now(&mut self) -> Option<u64> {
+        let frame = godot::classes::Engine::singleton().get_frames_drawn() as u64;
+        if !timestamps_wanted() || self.timestamped_frame == Some(frame) {
+            return None;
+        }
+        self.timestamped_frame = Some(frame);
+        Some(self.id)
     }
 
     /// Frees `rid` (a rendering-device RID) with the next frame.
