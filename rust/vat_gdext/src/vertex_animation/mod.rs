@@ -84,11 +84,12 @@ pub struct VertexAnimation {
     /// frames (often 20-100x smaller), refused for animated blend shapes. Auto (the default):
     /// Bones where that is at least 4x smaller and the character has no animated blend shapes,
     /// else Vertices; the bake summary says which and why.
-    // The field cannot be called `storage` (the macro-generated code has a `storage` of its own).
+    // Custom accessors: a generated setter's parameter would be called `storage`, the name gdext's
+    // generated call code gives the instance storage.
     #[export(enum = (Vertices = 0, Bones = 1, Auto = 2))]
-    #[var(rename = storage)]
+    #[var(get = get_storage, set = set_storage)]
     #[init(val = STORAGE_AUTO)]
-    storage_setting: i32,
+    storage: i32,
     /// Bone storage for equipment: the body this model is worn by (baked from the same scene and
     /// clips in bone storage). This model then stores no bone texture of its own and draws with
     /// the body's: a sword under a BoneAttachment3D follows the body's bone at its grip, armour
@@ -546,6 +547,19 @@ impl VertexAnimation {
     #[func]
     fn _set_bone_directions(&mut self, value: i32) {
         self.bone_directions = value;
+    }
+
+    /// How the animation is stored: `STORAGE_VERTICES`, `STORAGE_BONES` or `STORAGE_AUTO` (see
+    /// the property).
+    #[func]
+    pub fn get_storage(&self) -> i32 {
+        self.storage
+    }
+
+    /// Sets how the next bake stores the animation (see the property).
+    #[func]
+    pub fn set_storage(&mut self, value: i32) {
+        self.storage = value;
     }
 
     /// The body whose bone texture this model draws with (see the property).

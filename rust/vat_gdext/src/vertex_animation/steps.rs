@@ -325,7 +325,7 @@ impl VertexAnimation {
         };
         let source = self.bone_source_bones()?;
         let storage = bones::choose(
-            self.storage_setting,
+            self.storage,
             &bones::BoneInputs {
                 character,
                 sources,
