@@ -28,7 +28,9 @@ mod rig;
 mod share;
 mod texture;
 
-pub use rig::{build_rig, BoneRig, Refusal, RigVertex, MAX_INFLUENCES};
+pub use rig::{
+    build_rig, BoneRig, Refusal, RigVertex, MAX_INFLUENCES, REMAINDER_TOLERANCE, WEIGHT_EPSILON,
+};
 pub use share::{decode_matrices, share_palette};
 pub use texture::{
     decode_column, decode_frame, encode_bones, layouts, pack_direction, pack_influence,

@@ -11,10 +11,10 @@ use crate::error::Result;
 /// Most influences a vertex keeps (Godot's skins hold 4 or 8).
 pub const MAX_INFLUENCES: usize = 8;
 /// Influences below this weight are skipped, as the vertex bake skips them.
-const WEIGHT_EPSILON: f32 = f32::EPSILON;
+pub const WEIGHT_EPSILON: f32 = f32::EPSILON;
 /// How far a vertex's weights may sum from 1 before the rest of the weight stays with the mesh
 /// node (the vertex bake's `p + sum w (B p - p)`).
-const REMAINDER_TOLERANCE: f32 = 1e-4;
+pub const REMAINDER_TOLERANCE: f32 = 1e-4;
 /// A blend shape whose weight moves by more than this between two frames is animated.
 const ANIMATED_WEIGHT: f32 = 1e-6;
 

@@ -2,26 +2,18 @@
 //! under a bone attachment, or armour skinned to the same skeleton, reads the body's bone texture
 //! instead of storing one of its own.
 
-use glam::{Affine3A, Vec3, Vec4};
+use glam::{Affine3A, Vec3};
 
 use super::rig::{BoneRig, RigVertex};
-use super::texture::{EncodedBones, BONE_ROWS};
+use super::texture::{bone_rows, EncodedBones};
 
 /// Every transform of a bone texture, decoded: `frames * palette`, frame-major (as
 /// [`BoneRig::matrices`]).
 pub fn decode_matrices(b: &EncodedBones) -> Vec<Affine3A> {
-    let texel = match b.precision {
-        crate::bake::Precision::Half => 8,
-        crate::bake::Precision::Float => 16,
-    };
-    let count = b.frames() as usize * b.palette as usize;
-    (0..count)
+    let palette = b.palette as usize;
+    (0..b.frames() as usize * palette)
         .map(|i| {
-            let rows: [Vec4; BONE_ROWS] = std::array::from_fn(|r| {
-                let s =
-                    super::texture::read_texel(&b.bones, (i * BONE_ROWS + r) * texel, b.precision);
-                s.truncate().extend(b.offset[r] + s.w * b.scale[r])
-            });
+            let rows = bone_rows(b, i / palette, i % palette);
             let basis = glam::Mat3::from_cols(
                 Vec3::new(rows[0].x, rows[1].x, rows[2].x),
                 Vec3::new(rows[0].y, rows[1].y, rows[2].y),

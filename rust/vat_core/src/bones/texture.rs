@@ -18,6 +18,7 @@
 use glam::{Affine3A, Vec3, Vec4};
 
 use super::rig::{BoneRig, MAX_INFLUENCES};
+use crate::bake::encode::position_texel_bytes;
 use crate::bake::{EncodingParams, Precision, VatLayout};
 use crate::error::{Result, VatError};
 use crate::half::{f16_to_f32, f32_to_f16};
@@ -96,7 +97,7 @@ pub struct EncodedBones {
 }
 
 impl EncodedBones {
-    /// Skin table texels per column: 4 for four influences, 6 for eight.
+    /// Skin table texels per column: 3 for four influences, 4 for eight.
     pub fn skin_texels(&self) -> u32 {
         skin_texels(self.influences as usize) as u32
     }
@@ -112,11 +113,19 @@ pub fn skin_texels(influences: usize) -> usize {
     REST_TEXELS + influences.div_ceil(4)
 }
 
+/// Bytes of one bone texel: the position texture's formats (RGBAH, RGBAF).
 fn bone_texel_bytes(precision: Precision) -> usize {
-    match precision {
-        Precision::Half => 8,
-        Precision::Float => 16,
-    }
+    position_texel_bytes(precision)
+}
+
+/// The three rows of palette entry `entry` at frame `frame`, translation decoded (`w`).
+pub(super) fn bone_rows(b: &EncodedBones, frame: usize, entry: usize) -> [Vec4; BONE_ROWS] {
+    let bpt = bone_texel_bytes(b.precision);
+    let i = (frame * b.palette as usize + entry) * BONE_ROWS;
+    std::array::from_fn(|r| {
+        let s = read_texel(&b.bones, (i + r) * bpt, b.precision);
+        s.truncate().extend(b.offset[r] + s.w * b.scale[r])
+    })
 }
 
 /// The layouts of the bone texture and the skin table for `palette` entries over `frames` frames
@@ -277,7 +286,7 @@ fn write_texel(out: &mut [u8], v: Vec4, precision: Precision) {
     }
 }
 
-pub(super) fn read_texel(bytes: &[u8], at: usize, precision: Precision) -> Vec4 {
+fn read_texel(bytes: &[u8], at: usize, precision: Precision) -> Vec4 {
     Vec4::from_array(std::array::from_fn(|k| match precision {
         Precision::Half => {
             let b = at + k * 2;
@@ -371,7 +380,6 @@ pub fn decode_column(b: &EncodedBones, frame: u32, column: u32) -> (Vec3, Vec3, 
     let skin = |k: usize| read_texel(&b.skin, (base + k) * SKIN_TEXEL_BYTES, Precision::Float);
     let rest = skin(0);
     let groups = (b.influences as usize).div_ceil(4);
-    let bpt = bone_texel_bytes(b.precision);
     let mut rows = [Vec4::ZERO; BONE_ROWS];
     let mut total = 0.0;
     for group in 0..groups {
@@ -381,11 +389,9 @@ pub fn decode_column(b: &EncodedBones, frame: u32, column: u32) -> (Vec3, Vec3, 
             if w == 0.0 {
                 continue;
             }
-            let i = (frame as usize * b.palette as usize + entry as usize) * BONE_ROWS;
-            for (r, row) in rows.iter_mut().enumerate() {
-                let s = read_texel(&b.bones, (i + r) * bpt, b.precision);
-                let t = b.offset[r] + s.w * b.scale[r];
-                *row += s.truncate().extend(t) * w;
+            let bone = bone_rows(b, frame as usize, entry as usize);
+            for (row, r) in rows.iter_mut().zip(bone) {
+                *row += r * w;
             }
             total += w;
         }
