@@ -68,16 +68,7 @@ func test_equipment_follows_the_hand() -> void:
 	var soldier := _skeletal("attack", 0.45)
 	var a := await capture()
 	soldier.queue_free()
-	var actors := AnimatedActorMeshInstance.new()
-	actors.models = models
-	actors.paused = true
-	root.add_child(actors)
-	actors.time = 0.45
-	actors.begin()
-	actors.add_actor(Transform3D.IDENTITY, models[0].find_clip("attack"), 0.0)
-	for m in models.size():
-		actors.add_model(m)
-	actors.submit()
+	var actors := _soldier_actor(models, "attack", 0.45)
 	var b := await capture()
 	save_png(a, "equipment_skeletal")
 	save_png(b, "equipment_vat")
@@ -160,16 +151,7 @@ func test_equipment_shares_the_bodys_bone_texture() -> void:
 	var soldier := _skeletal("attack", 0.45)
 	var a := await capture()
 	soldier.queue_free()
-	var actors := AnimatedActorMeshInstance.new()
-	actors.models = models
-	actors.paused = true
-	root.add_child(actors)
-	actors.time = 0.45
-	actors.begin()
-	actors.add_actor(Transform3D.IDENTITY, body.find_clip("attack"), 0.0)
-	for m in models.size():
-		actors.add_model(m)
-	actors.submit()
+	var actors := _soldier_actor(models, "attack", 0.45)
 	var b := await capture()
 	save_png(b, "equipment_shared_bones_vat")
 	var d := image_diff(a, b)
@@ -192,6 +174,21 @@ func test_equipment_shares_the_bodys_bone_texture() -> void:
 	check_eq(sword.bake(), FAILED, "a bone_source with other clips is refused")
 	sword.bone_source = sword
 	check(sword.bone_source != sword, "a model cannot be its own bone_source")
+
+
+## One paused actor at the origin wearing every model of `models` (the body first), in `clip` at time `t`.
+func _soldier_actor(models: Array[VertexAnimation], clip: String, t: float) -> AnimatedActorMeshInstance:
+	var actors := AnimatedActorMeshInstance.new()
+	actors.models = models
+	actors.paused = true
+	root.add_child(actors)
+	actors.time = t
+	actors.begin()
+	actors.add_actor(Transform3D.IDENTITY, models[0].find_clip(clip), 0.0)
+	for m in models.size():
+		actors.add_model(m)
+	actors.submit()
+	return actors
 
 
 ## Every MeshInstance3D of the soldier (body first), as paths from its root.

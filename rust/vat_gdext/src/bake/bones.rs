@@ -239,7 +239,7 @@ pub fn estimate_palette(character: &Character) -> (usize, usize) {
             for (&b, &w) in bones
                 .iter()
                 .zip(weights)
-                .filter(|(_, &w)| w >= f32::EPSILON)
+                .filter(|(_, &w)| w >= vat_core::bones::WEIGHT_EPSILON)
             {
                 let bind = b as usize;
                 let bone = link.bind_bones.get(bind).copied().unwrap_or(-1);
@@ -248,7 +248,7 @@ pub fn estimate_palette(character: &Character) -> (usize, usize) {
                 used += 1;
                 total += w;
             }
-            if (1.0f32 - total).abs() > 1e-4 {
+            if (1.0f32 - total).abs() > vat_core::bones::REMAINDER_TOLERANCE {
                 entries.insert(node);
                 used += 1;
             }
@@ -271,15 +271,18 @@ fn blend_shape_name(character: &Character, m: usize, s: usize) -> String {
         })
 }
 
-/// The bone texture (RGBAH or RGBAF) and the skin table (RGBAF).
-pub fn textures(bones: &EncodedBones) -> (Gd<ImageTexture>, Gd<ImageTexture>) {
+/// The bone texture (RGBAH or RGBAF).
+pub fn bone_texture(bones: &EncodedBones) -> Gd<ImageTexture> {
     let format = match bones.precision {
         Precision::Half => Format::RGBAH,
         Precision::Float => Format::RGBAF,
     };
-    let (b, s) = (bones.bone_layout, bones.skin_layout);
-    (
-        data_texture(b.width, b.height, format, &bones.bones),
-        data_texture(s.width, s.height, Format::RGBAF, &bones.skin),
-    )
+    let b = bones.bone_layout;
+    data_texture(b.width, b.height, format, &bones.bones)
+}
+
+/// The skin table (RGBAF).
+pub fn skin_texture(bones: &EncodedBones) -> Gd<ImageTexture> {
+    let s = bones.skin_layout;
+    data_texture(s.width, s.height, Format::RGBAF, &bones.skin)
 }

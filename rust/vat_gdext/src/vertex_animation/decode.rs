@@ -80,16 +80,14 @@ impl VertexAnimation {
     /// One of (positions, normals, tangents) (`which` 0, 1, 2) of every column at `frame` of
     /// `clip` in bone storage, skinned from the bone textures as the shader skins them.
     fn decode_bones(&mut self, clip: i32, frame: i32, which: usize) -> PackedVector3Array {
-        let c = self.clip_checked(clip);
-        let Some(c) = c.filter(|c| frame >= 0 && (frame as u32) < c.frame_count) else {
-            godot_error!("vat_crowd: frame {frame} of clip {clip} is out of range");
+        let Some(f) = self.frame_index(clip, frame) else {
             return PackedVector3Array::new();
         };
         let Some(bones) = self.encoded_bones() else {
             godot_error!("vat_crowd: '{}' is not baked", self.name_for_messages());
             return PackedVector3Array::new();
         };
-        let (ps, ns, ts) = vat_core::bones::decode_frame(&bones, c.first_frame + frame as u32);
+        let (ps, ns, ts) = vat_core::bones::decode_frame(&bones, f);
         convert::to_vector3s(&[ps, ns, ts][which])
     }
 
@@ -101,11 +99,7 @@ impl VertexAnimation {
         }
         let bones = self.drawn_bone_texture()?.get_image()?.get_data().to_vec();
         let skin = self.skin_texture.as_ref()?.get_image()?.get_data().to_vec();
-        let precision = if self.baked_precision == 1 {
-            Precision::Float
-        } else {
-            Precision::Half
-        };
+        let precision = self.stored_precision();
         let palette = self.bone_count as u32;
         let influences = self.bone_influences as u32;
         let frames = self.frame_count as u32;
@@ -116,7 +110,7 @@ impl VertexAnimation {
             influences as usize,
         )
         .ok()?;
-        let texel = if precision == Precision::Float { 16 } else { 8 };
+        let texel = vat_core::bake::position_texel_bytes(i64::from(self.baked_precision))?;
         if bones.len() < bone_layout.texel_count() * texel
             || skin.len() < skin_layout.texel_count() * vat_core::bones::SKIN_TEXEL_BYTES
         {
@@ -140,13 +134,9 @@ impl VertexAnimation {
         })
     }
 
-    /// The baked frame index of `frame` of `clip` and the encoded VAT, or `None` after one error:
-    /// the clip or the frame is out of range, or the resource holds no usable bake.
-    fn baked_frame(
-        &mut self,
-        clip: i32,
-        frame: i32,
-    ) -> Option<(u32, &EncodedVat<output::GodotBytes>)> {
+    /// The baked frame index of `frame` of `clip`, or `None` after one error: the clip or the
+    /// frame is out of range.
+    fn frame_index(&self, clip: i32, frame: i32) -> Option<u32> {
         let c = self.clip_checked(clip)?;
         if frame < 0 || frame as u32 >= c.frame_count {
             godot_error!(
@@ -156,12 +146,32 @@ impl VertexAnimation {
             );
             return None;
         }
+        Some(c.first_frame + frame as u32)
+    }
+
+    /// The stored precision as the core takes it (`baked_precision` 1 float, else half).
+    fn stored_precision(&self) -> Precision {
+        if self.baked_precision == 1 {
+            Precision::Float
+        } else {
+            Precision::Half
+        }
+    }
+
+    /// The baked frame index of `frame` of `clip` and the encoded VAT, or `None` after one error:
+    /// the clip or the frame is out of range, or the resource holds no usable bake.
+    fn baked_frame(
+        &mut self,
+        clip: i32,
+        frame: i32,
+    ) -> Option<(u32, &EncodedVat<output::GodotBytes>)> {
+        let f = self.frame_index(clip, frame)?;
         let name = self.name_for_messages();
         let Some(vat) = self.encoded() else {
             godot_error!("vat_crowd: '{name}' is not baked");
             return None;
         };
-        Some((c.first_frame + frame as u32, vat))
+        Some((f, vat))
     }
 
     /// The encoded VAT rebuilt from the stored textures: cached, rebuilt when a texture is
@@ -186,11 +196,7 @@ impl VertexAnimation {
             };
             let layout = VatLayout::new(self.vertex_count as u32, self.frame_count as u32).ok()?;
             let params = EncodingParams {
-                precision: if self.baked_precision == 1 {
-                    Precision::Float
-                } else {
-                    Precision::Half
-                },
+                precision: self.stored_precision(),
                 offset: convert::vec3(self.encoding_offset),
                 scale: convert::vec3(self.encoding_scale),
                 normals: !normals.is_empty(),

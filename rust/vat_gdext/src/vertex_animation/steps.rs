@@ -351,13 +351,13 @@ impl VertexAnimation {
                 error,
                 shared,
             } => {
-                let (bone_texture, skin_texture) = bones::textures(&bones);
                 state.baked_storage = bones::STORAGE_BONES;
-                state.bone_texture = (!shared).then_some(bone_texture);
+                // Equipment draws with its body's bone texture: no texture of its own.
+                state.bone_texture = (!shared).then(|| bones::bone_texture(&bones));
                 if shared {
                     shared_translation = Some((bones.offset, bones.scale, bones.precision));
                 }
-                state.skin_texture = Some(skin_texture);
+                state.skin_texture = Some(bones::skin_texture(&bones));
                 state.bone_count = bones.palette as i32;
                 state.bone_influences = bones.influences as i32;
                 state.bone_directions = i32::from(p.normals) | (i32::from(p.tangents) << 1);
