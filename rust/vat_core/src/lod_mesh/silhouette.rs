@@ -83,6 +83,21 @@ pub fn check_silhouettes(
     SourceSilhouettes::new(source, poses).check(chain, level)
 }
 
+/// [`check_silhouettes`] of a level whose vertices are drawn elsewhere than bound to each pose:
+/// `placed[p]` holds the level's vertex positions in pose `p` (skinned from bone textures, say),
+/// checked against the source's silhouettes in `poses`.
+/// Panics if `level` is out of range, `placed` has fewer poses than `poses` (one when `poses` is
+/// empty), or a placed pose is shorter than the level.
+pub fn check_placed_silhouettes(
+    source: &LodSource,
+    chain: &LodChain,
+    level: usize,
+    poses: &[Vec<Vec3>],
+    placed: &[Vec<Vec3>],
+) -> SilhouetteReport {
+    SourceSilhouettes::new(source, poses).check_placed(chain, level, placed)
+}
+
 /// The masks of `source` and `chain`'s level `level` in `pose` seen from view `view`.
 /// Panics if `level` or `view` is out of range.
 pub fn silhouette_image(

@@ -160,10 +160,39 @@ impl<'a> SourceSilhouettes<'a> {
         level: usize,
         poses: &[usize],
     ) -> Vec<(f32, f32, u32, u32)> {
+        self.measure_placed(chain, level, poses, |p| {
+            level_positions(chain, level, &self.poses[p])
+        })
+    }
+
+    /// [`Self::check`] of level `level` with its vertices where `placed` puts them in each pose
+    /// (one array per pose, the level's vertices in order) rather than bound to the pose's source
+    /// positions: a level drawn another way (skinned from bone textures, say) against the same
+    /// source silhouettes. Panics if `placed` has fewer poses than the check or a pose fewer
+    /// positions than the level has vertices.
+    pub(crate) fn check_placed(
+        &self,
+        chain: &LodChain,
+        level: usize,
+        placed: &[Vec<Vec3>],
+    ) -> SilhouetteReport {
+        let all: Vec<usize> = (0..self.poses.len()).collect();
+        fold(self.measure_placed(chain, level, &all, |p| placed[p].clone()))
+    }
+
+    /// (holes, loss, view, pose) of every view of `poses`, with the level's vertices at
+    /// `place(pose)`.
+    fn measure_placed(
+        &self,
+        chain: &LodChain,
+        level: usize,
+        poses: &[usize],
+        place: impl Fn(usize) -> Vec<Vec3> + Sync,
+    ) -> Vec<(f32, f32, u32, u32)> {
         poses
             .par_iter()
             .flat_map_iter(|&p| {
-                let lod = level_positions(chain, level, &self.poses[p]);
+                let lod = place(p);
                 (0..SILHOUETTE_VIEWS).map(move |view| {
                     let v = &self.views[p * SILHOUETTE_VIEWS as usize + view as usize];
                     let mask = level_mask(self.source, chain, level, &lod, v.framing);

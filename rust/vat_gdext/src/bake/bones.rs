@@ -8,9 +8,10 @@ use godot::prelude::*;
 use rayon::prelude::*;
 use vat_core::bake::{EncodedVat, MeshFrame, MeshSource, Precision};
 use vat_core::bones::{build_rig, encode_bones, EncodedBones};
-use vat_core::lod_mesh::ColumnSource;
+use vat_core::lod_mesh::{ColumnSource, SilhouetteReport, MAX_HOLES_PCT, MAX_LOSS_PCT};
 
 use super::collect::Character;
+use super::lod::BoundLevel;
 use super::output::{data_texture, GodotBytes};
 
 /// `storage` values.
@@ -45,6 +46,9 @@ pub enum Storage {
         why: String,
         error: f32,
         shared: bool,
+        /// The hole check of the bound LOD level as bone storage draws it: the level's index
+        /// among the kept levels, and the report.
+        bound_report: Option<(usize, SilhouetteReport)>,
     },
 }
 
@@ -74,6 +78,8 @@ pub struct BoneInputs<'a> {
     pub vertex_bytes: usize,
     /// The body whose bone texture to draw with (`bone_source`), if any.
     pub source: Option<&'a SourceBones>,
+    /// The kept LOD level bound to triangles (LOD2), checked again as bone storage draws it.
+    pub bound_level: Option<&'a BoundLevel>,
 }
 
 /// Picks the storage for `storage` (0, 1 or 2): `Err` for `STORAGE_BONES` on a character a bone
@@ -170,6 +176,15 @@ pub fn choose(storage: i32, inputs: &BoneInputs) -> Result<Storage, String> {
             MAX_BONE_ERROR_SHARE * 100.0
         ));
     }
+    let bound_report = inputs
+        .bound_level
+        .map(|level| (level.kept, bound_check(&bones, level)));
+    if let Some((kept, report)) = bound_report.filter(|(_, r)| !r.passes()) {
+        return refuse(format!(
+            "skinned from bone textures, LOD{kept} fails the hole check: holes {:.2}% (limit {MAX_HOLES_PCT}%), loss {:.2}% (limit {MAX_LOSS_PCT}%) in view {} of pose {} (turn lod_enabled off, or bake Vertices)",
+            report.holes_pct, report.loss_pct, report.worst_view, report.worst_pose
+        ));
+    }
     let why = if forced {
         format!("storage is Bones: {size}")
     } else {
@@ -180,7 +195,27 @@ pub fn choose(storage: i32, inputs: &BoneInputs) -> Result<Storage, String> {
         why,
         error,
         shared,
+        bound_report,
     })
+}
+
+/// The hole check of `level` with its vertices skinned from `bones` at each checked pose's frame,
+/// as the shader skins them: a column bound to a triangle skins one point at the blend of its
+/// corners' rest data with their blended influences, which the vertex bake's check (three
+/// skinned corners blended) did not see.
+fn bound_check(bones: &EncodedBones, level: &BoundLevel) -> SilhouetteReport {
+    let placed: Vec<Vec<glam::Vec3>> = level
+        .frames
+        .par_iter()
+        .map(|&f| {
+            level
+                .columns
+                .iter()
+                .map(|&c| vat_core::bones::decode_column(bones, f, c).0)
+                .collect()
+        })
+        .collect();
+    level.check(&placed)
 }
 
 /// The largest distance between the bone bake's and the vertex bake's columns over the checked

@@ -10,8 +10,8 @@ use godot::prelude::*;
 use vat_core::bake::EncodedVat;
 use vat_core::clip::Clip;
 use vat_core::lod_mesh::{
-    apply_columns, build_checked_chain, check_silhouettes, silhouette_image, ColumnSource,
-    LodChain, LodSettings, SilhouetteReport,
+    apply_columns, build_checked_chain, check_placed_silhouettes, check_silhouettes,
+    silhouette_image, ColumnSource, LodChain, LodSettings, LodSource, SilhouetteReport,
 };
 
 use super::collect::Character;
@@ -35,6 +35,9 @@ pub struct LevelStats {
     pub report: SilhouetteReport,
     /// The worst view of the worst pose: the source's mask left, the level's right (L8).
     pub image: Gd<Image>,
+    /// The same check of the level as bone storage draws it, where it differs (bound columns
+    /// skinned from bone textures); set by the storage step.
+    pub bone_report: Option<SilhouetteReport>,
 }
 
 /// What a LOD bake stores.
@@ -47,6 +50,35 @@ pub struct LodBake {
     pub meshes: Vec<Gd<ArrayMesh>>,
     /// Its figures.
     pub summary: LodSummary,
+    /// The kept level whose columns are bound to triangles (LOD2), for checking it again where
+    /// it is drawn another way (bone storage).
+    pub bound_level: Option<BoundLevel>,
+}
+
+/// A kept level with columns bound to triangles, and what its hole check needs: the chain, its
+/// source and the poses the chain was checked in.
+pub struct BoundLevel {
+    /// The source the chain was built from.
+    pub source: LodSource,
+    /// The chain (levels before any was dropped).
+    pub chain: LodChain,
+    /// The level in `chain`.
+    pub level: usize,
+    /// Its index among the kept levels (`LodSummary::levels`).
+    pub kept: usize,
+    /// Each of its vertices' stored column, in the level's vertex order.
+    pub columns: Vec<u32>,
+    /// Source-vertex positions in each checked pose.
+    pub poses: Vec<Vec<glam::Vec3>>,
+    /// The baked frame of each pose.
+    pub frames: Vec<u32>,
+}
+
+impl BoundLevel {
+    /// The level's hole check with its vertices at `placed[pose]` (the level's vertex order).
+    pub fn check(&self, placed: &[Vec<glam::Vec3>]) -> SilhouetteReport {
+        check_placed_silhouettes(&self.source, &self.chain, self.level, &self.poses, placed)
+    }
 }
 
 /// The figures of a LOD bake, for `get_bake_stats()`.
@@ -130,7 +162,8 @@ pub fn bake_lod(
         return Ok(Err(why));
     }
     source.textures = lod_source::surface_images(character, variations);
-    let poses = lod_source::poses(vat, &lod_source::pose_frames(clips));
+    let frames = lod_source::pose_frames(clips);
+    let poses = lod_source::poses(vat, &frames);
     let (chain, reports) = match build_checked_chain(&source, settings, &poses) {
         Ok(built) => built,
         Err(e) => {
@@ -239,12 +272,20 @@ pub fn bake_lod(
     let aabb = convert::to_aabb(&new_vat.bounds);
     let mut meshes = Vec::new();
     let mut levels = Vec::new();
-    for (level, report, image) in kept {
+    let mut bound_level = None;
+    for (kept_index, (level, report, image)) in kept.into_iter().enumerate() {
         let mut lod = chain.levels[level].clone();
         for v in &mut lod.vertices {
             v.column = remap[v.column as usize];
         }
+        let bound = lod
+            .vertices
+            .iter()
+            .any(|v| matches!(columns[v.column as usize], ColumnSource::Bound { .. }));
         let mut used: Vec<u32> = lod.vertices.iter().map(|v| v.column).collect();
+        if bound && bound_level.is_none() {
+            bound_level = Some((level, kept_index, used.clone()));
+        }
         used.sort_unstable();
         used.dedup();
         meshes.push(super::lod_mesh::level_mesh(
@@ -263,6 +304,7 @@ pub fn bake_lod(
             columns: used.len(),
             report,
             image,
+            bone_report: None,
         });
     }
     let summary = LodSummary {
@@ -278,11 +320,21 @@ pub fn bake_lod(
         notes,
         columns,
     };
+    let bound_level = bound_level.map(|(level, kept, columns)| BoundLevel {
+        source,
+        chain,
+        level,
+        kept,
+        columns,
+        poses,
+        frames,
+    });
     Ok(Ok(LodBake {
         vat: new_vat,
         tangents: new_tangents,
         meshes,
         summary,
+        bound_level,
     }))
 }
 

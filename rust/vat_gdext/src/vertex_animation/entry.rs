@@ -51,7 +51,9 @@ impl VertexAnimation {
     /// (bone storage: the largest distance from the vertex bake, share of the diagonal), sample_ms (Godot posing), skin_ms (vat_core skinning), encode_ms, build_ms (the LOD
     /// chain included), total_ms; and the LOD chain's figures: `lods` (per kept level: level,
     /// built_level, vertices, triangles, vat_columns, holes_pct, loss_pct, worst_view, worst_pose,
-    /// silhouette: an Image of the source's and the level's masks side by side),
+    /// silhouette: an Image of the source's and the level's masks side by side; for LOD2 in
+    /// bone storage also bone_holes_pct and bone_loss_pct, the check with LOD2 skinned from the
+    /// bone textures),
     /// source_vertices, vat_bytes_before, vat_bytes_after, lod_ms, lod_notes (why a level or the
     /// chain was left out, or why LOD2 has more triangles than asked) and lod_column_sources (6
     /// floats per column: three source vertices, their weights).

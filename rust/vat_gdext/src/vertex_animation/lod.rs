@@ -147,7 +147,8 @@ impl VertexAnimation {
     }
 
     /// Adds the LOD figures to the bake stats: `lods` (per kept level: level, vertices,
-    /// triangles, vat_columns, holes_pct, loss_pct, worst_view, worst_pose, silhouette),
+    /// triangles, vat_columns, holes_pct, loss_pct, worst_view, worst_pose, silhouette, and
+    /// bone_holes_pct and bone_loss_pct for a level whose bone storage draws other points),
     /// source_vertices, vat_bytes_before, vat_bytes_after, lod_ms, lod_notes, and
     /// lod_column_sources (6 floats per VAT column: three source vertices, then their weights).
     pub(super) fn add_lod_stats(
@@ -174,6 +175,10 @@ impl VertexAnimation {
                     d.set("worst_view", i64::from(l.report.worst_view));
                     d.set("worst_pose", i64::from(l.report.worst_pose));
                     d.set("silhouette", &l.image);
+                    if let Some(bones) = l.bone_report {
+                        d.set("bone_holes_pct", f64::from(bones.holes_pct));
+                        d.set("bone_loss_pct", f64::from(bones.loss_pct));
+                    }
                     lods.push(&d.to_variant());
                 }
                 before = Variant::from(s.bytes_before as i64);

@@ -292,8 +292,10 @@ impl VertexAnimation {
                 scene_name,
             )
             .map_err(|e| format!("{e} (in '{scene_name}')"))?;
-        let (vat, tangent_vat, lod_stats) = match lod {
+        let mut bound_level = None;
+        let (vat, tangent_vat, mut lod_stats) = match lod {
             Some(Ok(built)) => {
+                bound_level = built.bound_level;
                 let mut meshes = built.meshes.into_iter();
                 state.mesh = meshes.next();
                 state.lod_meshes = meshes.collect();
@@ -334,6 +336,7 @@ impl VertexAnimation {
                 vat: &vat,
                 vertex_bytes,
                 source: source.as_ref(),
+                bound_level: bound_level.as_ref(),
             },
         )
         .map_err(|e| format!("{e} (in '{scene_name}')"))?;
@@ -350,7 +353,11 @@ impl VertexAnimation {
                 why,
                 error,
                 shared,
+                bound_report,
             } => {
+                if let (Some((kept, report)), Some(Ok(summary))) = (bound_report, &mut lod_stats) {
+                    summary.levels[kept].bone_report = Some(report);
+                }
                 state.baked_storage = bones::STORAGE_BONES;
                 // Equipment draws with its body's bone texture: no texture of its own.
                 state.bone_texture = (!shared).then(|| bones::bone_texture(&bones));

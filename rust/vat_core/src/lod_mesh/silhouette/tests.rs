@@ -355,3 +355,26 @@ fn row_floods_and_dilations_match_per_pixel_ones() {
         reference_filled(&ring, size)
     );
 }
+
+#[test]
+fn a_level_placed_elsewhere_is_checked_where_it_is_placed() {
+    let source = capsule_limb(16, 4, 4);
+    let chain = identity_chain(&source);
+    let bent: Vec<Vec3> = source
+        .positions
+        .iter()
+        .map(|p| *p + Vec3::new((p.y - 1.0).max(0.0), 0.0, 0.0))
+        .collect();
+    let poses = [source.positions.clone(), bent.clone()];
+    // Placed where binding would place it: the same report as the bound check.
+    let bound = check_silhouettes(&source, &chain, 0, &poses);
+    let placed = check_placed_silhouettes(&source, &chain, 0, &poses, &poses);
+    assert_eq!(placed, bound);
+    // The second pose placed unbent: the bent part is missing from the level's silhouette.
+    let unbent = [source.positions.clone(), source.positions.clone()];
+    let report = check_placed_silhouettes(&source, &chain, 0, &poses, &unbent);
+    assert!(report.holes_pct > 5.0, "{report:?}");
+    assert!(report.loss_pct > 5.0, "{report:?}");
+    assert_eq!(report.worst_pose, 1);
+    assert!(!report.passes());
+}
