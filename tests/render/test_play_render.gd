@@ -4,7 +4,7 @@ extends VatTest
 const SOLDIER := "res://generated/soldier.tscn"
 
 
-func _bake(paths: Array, precision := 1) -> VertexAnimation:
+func _bake(paths: Array, precision := 1, storage := VertexAnimation.STORAGE_AUTO) -> VertexAnimation:
 	var va := VertexAnimation.new()
 	va.source_scene = load(SOLDIER)
 	var typed: Array[NodePath] = []
@@ -12,7 +12,21 @@ func _bake(paths: Array, precision := 1) -> VertexAnimation:
 		typed.append(NodePath(p))
 	va.meshes = typed
 	va.precision = precision
+	va.storage = storage
 	va.bake()
+	return va
+
+
+## The two storages the shader plays: "bones" (what Auto picks for the soldier) and "vertices".
+func _storages() -> Array:
+	return ["bones", "vertices"]
+
+
+## The soldier's body baked in `storage` ("bones" through Auto, the default, or "vertices").
+func _body_in(storage: String) -> VertexAnimation:
+	var va := _bake(["Skeleton/Body"], 1, VertexAnimation.STORAGE_AUTO if storage == "bones" else VertexAnimation.STORAGE_VERTICES)
+	var want := VertexAnimation.STORAGE_BONES if storage == "bones" else VertexAnimation.STORAGE_VERTICES
+	check_eq(va.baked_storage, want, "the body bakes in %s storage" % storage)
 	return va
 
 
@@ -59,21 +73,29 @@ func test_equivalence_robot() -> void:
 	await _check_equivalence("robot", load(path), ["Idle", "Walking", "Punch"], Vector3(0.5, 0.25, 0.9))
 
 
-func test_equipment_follows_the_hand() -> void:
+func cases_equipment_follows_the_hand() -> Array:
+	return _storages()
+
+
+## Every mesh of the soldier baked as its own model (each with its own bone texture in "bones",
+## Auto's pick) on one actor, against the skeleton; then equipment sets and tints.
+func test_each_equipment_follows_the_hand(storage: String) -> void:
 	stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
 	var paths := _soldier_mesh_paths()
 	var models: Array[VertexAnimation] = []
+	var want := VertexAnimation.STORAGE_BONES if storage == "bones" else VertexAnimation.STORAGE_VERTICES
 	for p in paths:
-		models.append(_bake([p]))
+		models.append(_bake([p], 1, VertexAnimation.STORAGE_AUTO if storage == "bones" else want))
+		check_eq(models[-1].baked_storage, want, "%s bakes in %s storage" % [p, storage])
 	var soldier := _skeletal("attack", 0.45)
 	var a := await capture()
 	soldier.queue_free()
 	var actors := _soldier_actor(models, "attack", 0.45)
 	var b := await capture()
-	save_png(a, "equipment_skeletal")
-	save_png(b, "equipment_vat")
+	save_png(a, "equipment_skeletal_" + storage)
+	save_png(b, "equipment_vat_" + storage)
 	var d := image_diff(a, b)
-	print("    equipment: %d models, mean %.3f/255, %.4f%% over 32/255" % [models.size(), d["mean_abs"], d["frac_over_32"] * 100.0])
+	print("    equipment (%s): %d models, mean %.3f/255, %.4f%% over 32/255" % [storage, models.size(), d["mean_abs"], d["frac_over_32"] * 100.0])
 	check(d["mean_abs"] <= 1.5, "equipment mean abs diff %.3f <= 1.5" % d["mean_abs"])
 	check(d["frac_over_32"] <= 0.005, "equipment pixels off %.4f%% <= 0.5%%" % (d["frac_over_32"] * 100.0))
 	# The same soldier through an equipment set (one call): the same picture, looks included.
@@ -104,7 +126,7 @@ func test_equipment_follows_the_hand() -> void:
 	actors.add_equipped_actor(Transform3D.IDENTITY, 1, clip, 0.0, 1.0, Color())
 	actors.submit()
 	var tinted_set := await capture()
-	save_png(tinted_set, "equipment_set_tinted")
+	save_png(tinted_set, "equipment_set_tinted_" + storage)
 	var tint_diff := image_diff(b, tinted)
 	print("    tinted against untinted: mean %.3f/255, %.4f%% over 32/255" % [tint_diff["mean_abs"], tint_diff["frac_over_32"] * 100.0])
 	check(tint_diff["frac_over_32"] > 0.0005, "the tint shows (%.4f%% of pixels off by > 32/255 from untinted)" % (tint_diff["frac_over_32"] * 100.0))
@@ -617,12 +639,16 @@ func _render_crowd(va: VertexAnimation, start: float, t: float, first_clip: Stri
 	return await _render_node(_retained_node(va), t, fill)
 
 
-func test_long_play_matches_early_play() -> void:
+func cases_long_play_matches_early_play() -> Array:
+	return _storages()
+
+
+func test_each_long_play_matches_early_play(storage: String) -> void:
 	stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
-	var va := _bake(["Skeleton/Body"])
+	var va := _body_in(storage)
 	var early := await _render_crowd(va, 0.0, 0.37, "walk")
 	var late := await _render_crowd(va, 86400.0, 86400.37, "walk")
-	save_png(late, "long_play_86400")
+	save_png(late, "long_play_86400_" + storage)
 	var d := image_diff(early, late)
 	print("    long play: mean %s, over 32: %s" % [d["mean_abs"], d["frac_over_32"]])
 	check(d["frac_over_32"] <= 0.0005 and d["mean_abs"] <= 0.1, "pose at time 86400 matches the pose near 0 (mean %s)" % d["mean_abs"])
@@ -630,14 +656,18 @@ func test_long_play_matches_early_play() -> void:
 	check(image_diff(early, other)["frac_over_32"] > 0.002, "a different time looks different (the test can fail)")
 
 
-func test_crossfade_lies_between_poses() -> void:
+func cases_crossfade_lies_between_poses() -> Array:
+	return _storages()
+
+
+func test_each_crossfade_lies_between_poses(storage: String) -> void:
 	stage(Vector3(1.6, 1.4, -2.6), Vector3(0, 0.9, 0))
-	var va := _bake(["Skeleton/Body"])
+	var va := _body_in(storage)
 	# Walk from 0, switching to attack at 0.2 with a 0.4 s blend: at 0.4 it is half way.
 	var walk := await _render_crowd(va, 0.0, 0.4, "walk")
 	var mid := await _render_crowd(va, 0.0, 0.4, "walk", "attack", 0.4)
 	var attack := await _render_crowd(va, 0.0, 0.4, "walk", "attack", 0.0)
-	save_png(mid, "crossfade_mid")
+	save_png(mid, "crossfade_mid_" + storage)
 	var wa: float = image_diff(walk, attack)["mean_abs"]
 	var wm: float = image_diff(walk, mid)["mean_abs"]
 	var ma: float = image_diff(mid, attack)["mean_abs"]
