@@ -94,7 +94,8 @@ pub struct VertexAnimation {
     /// clips in bone storage). This model then stores no bone texture of its own and draws with
     /// the body's: a sword under a BoneAttachment3D follows the body's bone at its grip, armour
     /// skinned to the same skeleton its bones. A bake that cannot (a mesh moving unlike any of the
-    /// body's bones, other clips) fails and says why. Null: a bone texture of its own.
+    /// body's bones, other clips) fails and says why. Null: a bone texture of its own. Set here,
+    /// at bake time, because a loaded bone texture takes video memory whether drawn or not.
     #[export]
     #[var(get = get_bone_source, set = set_bone_source)]
     bone_source: Option<Gd<VertexAnimation>>,
