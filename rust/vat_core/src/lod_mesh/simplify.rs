@@ -7,7 +7,9 @@
 //! locked, and so is every point two pieces share: neighbouring pieces keep meeting exactly.
 //! Collapses may cross normal splits (hard edges of flat-shaded meshes, which would otherwise
 //! lock nearly every vertex) but not UV seams that LOD0 kept, whose points are protected; the
-//! normal weighs in the collapse order.
+//! normal weighs in the collapse order. A triangle left with corners from both sides of a hard
+//! edge then takes, at each such corner, the copy whose normal is nearest its face's, so hard
+//! edges stay hard and faceted meshes faceted wherever a triangle lies on one side.
 //!
 //! Every piece is simplified down to one common error limit, relative to the whole character's
 //! extent (not the piece's), searched so the total comes closest to `lod1_ratio` of LOD0: a thin
@@ -109,7 +111,12 @@ pub(crate) fn simplify_lod1_to(
         let best = search(run, target, &window, &count);
         kept = count(&best);
         if window.contains(&kept) {
-            return Ok(assemble(lod0, &pieces, best));
+            return Ok(assemble(
+                lod0,
+                &pieces,
+                best,
+                &NormalCopies::of(source, lod0),
+            ));
         }
     }
     Err(VatError::InvalidValue {
@@ -356,8 +363,106 @@ fn locks(
     flags
 }
 
-/// The level from each piece's triangles: LOD0's vertices that are still used, in LOD0's order.
-fn assemble(lod0: &Welded, pieces: &[Piece], result: Vec<Vec<u32>>) -> LodLevel {
+/// LOD0's hard edges: per LOD0 vertex, the vertices of its surface at its point with its UV and
+/// dominant bone, which differ from it only in their normal (one copy per side of the edge, as the weld kept
+/// them), and each vertex's normal.
+struct NormalCopies {
+    /// Per LOD0 vertex, the index of its list in `lists`; `u32::MAX` where it has no copy.
+    list_of: Vec<u32>,
+    lists: Vec<Vec<u32>>,
+    normals: Vec<glam::Vec3>,
+}
+
+impl NormalCopies {
+    fn of(source: &LodSource, lod0: &Welded) -> Self {
+        let vertices = &lod0.level.vertices;
+        let mut by_key: HashMap<(u32, u32, u32, [u32; 2]), Vec<u32>> = HashMap::new();
+        for (s, surface) in lod0.level.surfaces.iter().enumerate() {
+            for &v in &surface.indices {
+                let uv = source.uvs[vertices[v as usize].sources[0] as usize];
+                // The same dominant bone, as the weld asks of copies it joins: copies that
+                // follow other bones would part when the character moves.
+                let key = (
+                    s as u32,
+                    lod0.position_group[v as usize],
+                    lod0.bones[v as usize],
+                    uv.to_array().map(f32::to_bits),
+                );
+                let list = by_key.entry(key).or_default();
+                if !list.contains(&v) {
+                    list.push(v);
+                }
+            }
+        }
+        let mut list_of = vec![u32::MAX; vertices.len()];
+        let mut lists = Vec::new();
+        for list in by_key.into_values().filter(|l| l.len() > 1) {
+            for &v in &list {
+                list_of[v as usize] = lists.len() as u32;
+            }
+            lists.push(list);
+        }
+        let normals = vertices
+            .iter()
+            .map(|v| source.normals[v.sources[0] as usize])
+            .collect();
+        Self {
+            list_of,
+            lists,
+            normals,
+        }
+    }
+
+    /// `triangle` (LOD0 vertices) with each corner on a hard edge replaced by its copy whose
+    /// normal is closest to the triangle's face normal. A collapse across a hard edge leaves a
+    /// triangle with corners from both sides, shaded as if the edge were smooth; this gives each
+    /// corner the side the triangle faces, so a faceted mesh stays faceted and a crease stays
+    /// sharp wherever the simplified triangles still lie on one side of it.
+    fn sides(&self, lod0: &Welded, triangle: [u32; 3]) -> [u32; 3] {
+        if triangle
+            .iter()
+            .all(|&v| self.list_of[v as usize] == u32::MAX)
+        {
+            return triangle;
+        }
+        let [a, b, c] = triangle.map(|v| lod0.positions[v as usize]);
+        let mut face = (b - a).cross(c - a);
+        // Orient it by the corners' own normals, whatever the winding convention.
+        let corners: glam::Vec3 = triangle.iter().map(|&v| self.normals[v as usize]).sum();
+        if face.dot(corners) < 0.0 {
+            face = -face;
+        }
+        let Some(face) = face.try_normalize() else {
+            return triangle;
+        };
+        triangle.map(
+            |v| match self.lists.get(self.list_of[v as usize] as usize) {
+                None => v,
+                Some(list) => list.iter().copied().fold(v, |best, c| {
+                    if self.normals[c as usize].dot(face) > self.normals[best as usize].dot(face) {
+                        c
+                    } else {
+                        best
+                    }
+                }),
+            },
+        )
+    }
+}
+
+/// The level from each piece's triangles, each corner on the side of a hard edge its triangle
+/// faces ([`NormalCopies::sides`]): LOD0's vertices that are used, in LOD0's order.
+fn assemble(
+    lod0: &Welded,
+    pieces: &[Piece],
+    mut result: Vec<Vec<u32>>,
+    copies: &NormalCopies,
+) -> LodLevel {
+    for indices in &mut result {
+        for t in indices.chunks_exact_mut(3) {
+            t.copy_from_slice(&copies.sides(lod0, [t[0], t[1], t[2]]));
+        }
+    }
     let mut used = vec![false; lod0.level.vertices.len()];
     for &v in result.iter().flatten() {
         used[v as usize] = true;

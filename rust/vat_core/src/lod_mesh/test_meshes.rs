@@ -228,3 +228,24 @@ pub fn identity_chain(source: &LodSource) -> super::LodChain {
         columns: (0..n).map(super::ColumnSource::Vertex).collect(),
     }
 }
+
+/// `source` flat-shaded: every triangle gets three vertices of its own with its face normal
+/// (the source's UV and bone), as a faceted low-poly character is exported.
+pub fn faceted(source: &LodSource) -> LodSource {
+    let mut b = Builder::default();
+    for (s, surface) in source.surfaces.iter().enumerate() {
+        for t in surface.indices.chunks_exact(3) {
+            let [p0, p1, p2] = [t[0], t[1], t[2]].map(|v| source.positions[v as usize]);
+            // Godot's winding: clockwise fronts, so the outward normal is (p2 - p0) x (p1 - p0).
+            let n = (p2 - p0).cross(p1 - p0);
+            let [a, c, bb] = [t[0], t[1], t[2]].map(|v| {
+                let v = v as usize;
+                b.vertex(source.positions[v], n, source.uvs[v], source.bones[v])
+            });
+            // `triangle` takes counter-clockwise corners and stores them as (a, c, b).
+            b.triangle(s, a, bb, c);
+        }
+    }
+    b.source.bone_names = source.bone_names.clone();
+    b.source
+}
