@@ -185,3 +185,74 @@ func test_bad_custom_data_is_refused_and_changes_nothing() -> void:
 	crowd.set_actor_custom(PackedInt32Array([1, 0]), PackedColorArray([Color.BLUE, Color.GREEN]))
 	crowd.submit()
 	check_eq(crowd.get_actor_count(), 2, "two actors")
+
+
+## A crowd draws its animation's latest bake: baking the resource again (the inspector's Bake
+## button while a preview shows, or bake() in a running game) rebuilds every crowd node drawing
+## it, on the next frame, and keeps the retained node's instances.
+func test_a_new_bake_reaches_the_crowds_drawing_it() -> void:
+	_camera(Vector3(0, 2, 10), Vector3(0, 1, 0), 40.0)
+	var va := VertexAnimation.new()
+	va.source_scene = load("res://generated/soldier.tscn")
+	va.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
+	va.lod_enabled = false
+	check_eq(va.bake(), OK, "the body bakes")
+	var retained := AnimatedMeshInstance.new()
+	retained.animation = va
+	root.add_child(retained)
+	retained.add_instance(Transform3D.IDENTITY)
+	retained.submit()
+	var actors := _actors(va, [Vector3.ZERO])
+	await frames(2)
+	var body_vertices := va.vertex_count
+	check_eq(retained.get_drawn_vertex_count(), body_vertices, "the retained node draws the body")
+	check_eq(actors.get_drawn_vertex_count(), body_vertices, "the actor node draws the body")
+	# The same resource baked again from the whole soldier: more vertices.
+	va.meshes = [] as Array[NodePath]
+	check_eq(va.bake(), OK, "the whole soldier bakes into the same resource")
+	check(va.vertex_count > body_vertices, "the whole soldier has more vertices (%d > %d)" % [va.vertex_count, body_vertices])
+	await frames(2)
+	actors.set_actors(PackedVector3Array([Vector3.ZERO]), PackedFloat32Array([0.0]), PackedInt32Array(), PackedFloat32Array())
+	actors.set_model_actors(0, PackedInt32Array([0]))
+	actors.submit()
+	await frames(2)
+	check_eq(retained.get_instance_count(), 1, "the retained node keeps its instance")
+	check_eq(retained.get_drawn_vertex_count(), va.vertex_count, "the retained node draws the new bake")
+	check_eq(actors.get_drawn_vertex_count(), va.vertex_count, "the actor node draws the new bake")
+
+
+## Equipment drawn with its body's bone texture (`bone_source`) follows the body's new bake too:
+## baked again with other clips, the body no longer fits the sword's skin table, and the crowd
+## drawing only the sword says so instead of drawing the old bones.
+func test_a_new_bake_of_the_body_reaches_its_equipment() -> void:
+	_camera(Vector3(0, 2, 10), Vector3(0, 1, 0), 40.0)
+	var soldier := load("res://generated/soldier.tscn") as PackedScene
+	var body := VertexAnimation.new()
+	body.source_scene = soldier
+	body.meshes = [NodePath("Skeleton/Body")] as Array[NodePath]
+	body.lod_enabled = false
+	check_eq(body.bake(), OK, "the body bakes")
+	check_eq(body.baked_storage, VertexAnimation.STORAGE_BONES, "the body bakes in bone storage")
+	var full := soldier.instantiate()
+	var sword_path := NodePath()
+	for mi in full.find_children("*", "MeshInstance3D", true, false):
+		if mi.name.to_lower().contains("sword"):
+			sword_path = full.get_path_to(mi)
+	full.free()
+	var sword := VertexAnimation.new()
+	sword.source_scene = soldier
+	sword.meshes = [sword_path] as Array[NodePath]
+	sword.lod_enabled = false
+	sword.bone_source = body
+	check_eq(sword.bake(), OK, "the sword bakes on the body's bone texture")
+	var actors := _actors(sword, [Vector3.ZERO])
+	await frames(2)
+	check_eq(actors.get_drawn_vertex_count(), sword.vertex_count, "the sword is drawn")
+	body.clips = PackedStringArray([body.get_clip_names()[0]])
+	check_eq(body.bake(), OK, "the body bakes again with one clip")
+	await frames(2)
+	actors.set_actors(PackedVector3Array([Vector3.ZERO]), PackedFloat32Array([0.0]), PackedInt32Array(), PackedFloat32Array())
+	actors.set_model_actors(0, PackedInt32Array([0]))
+	actors.submit()
+	await frames(2)
+	check_eq(actors.get_drawn_vertex_count(), 0, "the sword no longer fits its body's bones: nothing drawn")

@@ -81,6 +81,9 @@ pub struct CrowdGpu {
     recent: RecentTexture,
     /// One per model.
     pub models: Vec<ModelGpu>,
+    /// The animations drawn, with the bake generations built from
+    /// (`VertexAnimation::bake_generation`).
+    built_from: Vec<(Gd<VertexAnimation>, (u64, u64))>,
     /// The camera the materials' billboard points at (None: billboard off, the shader default).
     billboard: Option<Vector3>,
     /// The renderer's largest texture side ([`crate::limits::renderer_max_texture_size`]), which with
@@ -148,6 +151,10 @@ impl CrowdGpu {
             shape: crowd_shape(animations),
             last_run: None,
             driven: indirect.then(super::gpu_driven::Driven::new),
+            built_from: animations
+                .iter()
+                .map(|a| (a.clone(), a.bind().bake_generation()))
+                .collect(),
             applied: None,
             view_cast: None,
             time: 0.0,
@@ -155,7 +162,16 @@ impl CrowdGpu {
         };
         gpu.apply(&FrameProps::default(), cast_shadow);
         gpu.register_commands();
+        watch_bakes(owner, animations);
         Ok(gpu)
+    }
+
+    /// Whether a drawn animation (or the body it draws bones from) was baked again since this
+    /// was built.
+    pub fn is_stale(&self) -> bool {
+        self.built_from
+            .iter()
+            .any(|(a, generation)| a.bind().bake_generation() != *generation)
     }
 
     /// Uploads this frame's data (one `ImageTexture.update()` per data texture that changed),
@@ -470,6 +486,25 @@ impl CrowdGpu {
             for slot in model.slots {
                 slot.free();
             }
+        }
+    }
+}
+
+/// Connects `owner`'s `_vat_animation_changed` (deferred: a bake may finish on another thread)
+/// to the `changed` signal of each of `animations` and of its `bone_source`, once each.
+/// Connections to animations the node no longer draws stay until it is freed; their changes
+/// leave it alone (`is_stale` looks only at what it draws).
+fn watch_bakes(owner: &Gd<Node3D>, animations: &[Gd<VertexAnimation>]) {
+    let callable = Callable::from_object_method(owner, "_vat_animation_changed");
+    let sources = animations.iter().filter_map(|a| a.bind().get_bone_source());
+    for animation in animations.iter().cloned().chain(sources) {
+        let mut resource = animation.upcast::<godot::classes::Resource>();
+        if !resource.is_connected("changed", &callable) {
+            resource.connect_flags(
+                "changed",
+                &callable,
+                godot::classes::object::ConnectFlags::DEFERRED,
+            );
         }
     }
 }

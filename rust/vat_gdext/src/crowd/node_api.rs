@@ -284,6 +284,23 @@ macro_rules! crowd_node {
                     .is_some_and(|g| g.gpu_driven_active())
             }
 
+            /// Engine callback (connected, deferred, to the `changed` signal of every drawn
+            /// VertexAnimation and of the body whose bone texture one draws with): when one was
+            /// baked again, the crowd is built again from the new bake on its next use, as after
+            /// setting the models (the actor node drops the frame's actors). Other changes are
+            /// ignored.
+            #[func]
+            fn _vat_animation_changed(&mut self) {
+                if !$crate::crowd::guard::on_main_thread($name, "_vat_animation_changed") {
+                    return;
+                }
+                let stale = $crate::crowd::core::CrowdNode::gpu_ref(self, "_vat_animation_changed")
+                    .is_some_and(|g| g.is_stale());
+                if stale {
+                    $crate::crowd::core::CrowdNode::reset_gpu(self);
+                }
+            }
+
             /// Whether actors outside the culling camera's view are left out.
             #[func]
             fn get_culling(&self) -> bool {

@@ -27,6 +27,13 @@ impl VertexAnimation {
         texture
     }
 
+    /// How many times the baked fields were replaced, with the same count of `bone_source` (whose
+    /// bone texture this one may draw with): a crowd built for other counts draws stale data.
+    pub(crate) fn bake_generation(&self) -> (u64, u64) {
+        let source = self.bone_source_other().map_or(0, |s| s.bind().generation);
+        (self.generation, source)
+    }
+
     /// `bone_source` unless it is this resource (which the setter refuses; binding it again here
     /// would panic).
     pub(crate) fn bone_source_other(&self) -> Option<&Gd<VertexAnimation>> {

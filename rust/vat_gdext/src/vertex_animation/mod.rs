@@ -283,6 +283,9 @@ pub struct VertexAnimation {
     stats: VarDictionary,
     /// The last inconsistency reported for the stored bake, so it is reported once.
     reported: std::cell::RefCell<String>,
+    /// Bumped whenever the baked fields are replaced (a bake, `set_baked_state`): crowds compare
+    /// it with the one they were built for ([`Self::bake_generation`]).
+    generation: u64,
     base: Base<Resource>,
 }
 

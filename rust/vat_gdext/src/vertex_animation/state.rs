@@ -41,6 +41,7 @@ macro_rules! baked_state {
 
             pub(super) fn put_state(&mut self, state: BakedState) {
                 $(self.$field = state.$field;)*
+                self.generation += 1;
             }
         }
     };
