@@ -26,7 +26,9 @@ const OFFSETS := [Vector3(0, 0, 0), Vector3(0, 0, 0.009), Vector3(0, 0, 0.003), 
 	Vector3(0.002, 0, 0), Vector3(-0.002, 0, 0)]
 
 
-static func build() -> PackedScene:
+## With `eight_weights`, the body's surfaces use Godot's 8-weight skin format
+## (ARRAY_FLAG_USE_8_BONE_WEIGHTS): the torso's and legs' vertices each follow all six bones.
+static func build(eight_weights := false) -> PackedScene:
 	var root := Node3D.new()
 	root.name = "Quirky"
 	var armature := Node3D.new()
@@ -44,7 +46,7 @@ static func build() -> PackedScene:
 	skel.reset_bone_poses()
 	var body := MeshInstance3D.new()
 	body.name = "Body"
-	body.mesh = _body_mesh()
+	body.mesh = _body_mesh(eight_weights)
 	body.skin = _skin(skel)
 	skel.add_child(body)
 	body.skeleton = NodePath("..")
@@ -73,9 +75,9 @@ static func build() -> PackedScene:
 	return scene
 
 
-## Builds the character and saves it to `path` (a .tscn); returns the error.
-static func save(path: String) -> int:
-	return ResourceSaver.save(build(), path)
+## Builds the character (see `build`) and saves it to `path` (a .tscn); returns the error.
+static func save(path: String, eight_weights := false) -> int:
+	return ResourceSaver.save(build(eight_weights), path)
 
 
 ## The character after a round trip through glTF: exported to a .glb by Godot's GLTFDocument and
@@ -119,18 +121,23 @@ static func _skin(skel: Skeleton3D) -> Skin:
 	return skin
 
 
-## Two surfaces (legs and torso; head), each with seven UV sets and 4 bone weights per vertex.
-static func _body_mesh() -> ArrayMesh:
+## Two surfaces (legs and torso; head), each with seven UV sets and 4 bone weights per vertex
+## (8 with `eight_weights`, the legs' and torso's spread over every bone).
+static func _body_mesh(eight_weights := false) -> ArrayMesh:
 	var mesh := ArrayMesh.new()
 	var legs_torso := _Builder.new()
+	legs_torso.eight = eight_weights
 	legs_torso.box(Vector3(0.0015, 0, 0.0045), Vector3(0.0012, 0.0012, 0.009), [4])
 	legs_torso.box(Vector3(-0.0015, 0, 0.0045), Vector3(0.0012, 0.0012, 0.009), [5])
 	legs_torso.box(Vector3(0, 0, 0.0105), Vector3(0.005, 0.003, 0.003), [1, 2])
 	var head := _Builder.new()
+	head.eight = eight_weights
 	head.box(Vector3(0, 0, 0.0175), Vector3(0.003, 0.003, 0.003), [3])
 	var flags := (Mesh.ARRAY_CUSTOM_RGBA_FLOAT << Mesh.ARRAY_FORMAT_CUSTOM0_SHIFT) \
 		| (Mesh.ARRAY_CUSTOM_RGBA_FLOAT << Mesh.ARRAY_FORMAT_CUSTOM1_SHIFT) \
 		| (Mesh.ARRAY_CUSTOM_RG_FLOAT << Mesh.ARRAY_FORMAT_CUSTOM2_SHIFT)
+	if eight_weights:
+		flags |= Mesh.ARRAY_FLAG_USE_8_BONE_WEIGHTS
 	for part in [[legs_torso, Color(0.2, 0.35, 0.8)], [head, Color(0.85, 0.65, 0.5)]]:
 		mesh.add_surface_from_arrays(Mesh.PRIMITIVE_TRIANGLES, part[0].arrays(), [], {}, flags)
 		var mat := StandardMaterial3D.new()
@@ -226,6 +233,8 @@ class _Builder:
 	var bones := PackedInt32Array()
 	var weights := PackedFloat32Array()
 	var indices := PackedInt32Array()
+	## Eight weights per vertex: boxes of two bones also give every other bone some weight.
+	var eight := false
 
 	## A box at `center` of `size` (skeleton space). One bone: weight 1. Two bones: the weight
 	## moves from the first toward the second going up the box.
@@ -251,13 +260,20 @@ class _Builder:
 				custom0.append_array([st.x, st.y, 1.0 - st.x, 1.0 - st.y])  # UV sets 3 and 4
 				custom1.append_array([st.y, st.x, st.x * 0.25, st.y * 0.25])  # UV sets 5 and 6
 				custom2.append_array([st.x * 2.0, st.y * 2.0])  # UV set 7
-				if bone_ids.size() == 1:
-					bones.append_array([bone_ids[0], 0, 0, 0])
-					weights.append_array([1.0, 0.0, 0.0, 0.0])
-				else:
-					var up := clampf((p.z - (center.z - h.z)) / size.z, 0.0, 1.0)
-					bones.append_array([bone_ids[0], bone_ids[1], 0, 0])
-					weights.append_array([1.0 - 0.6 * up, 0.6 * up, 0.0, 0.0])
+				var up := clampf((p.z - (center.z - h.z)) / size.z, 0.0, 1.0)
+				var own: Array = [[bone_ids[0], 1.0]] if bone_ids.size() == 1 \
+					else [[bone_ids[0], 1.0 - 0.6 * up], [bone_ids[1], 0.6 * up]]
+				if eight and bone_ids.size() > 1:
+					# 70% as above, the rest over the four other bones, varying over the box.
+					var others: Array = range(6).filter(func(b: int) -> bool: return not b in bone_ids)
+					var shares := [0.4 + 0.1 * up, 0.3 - 0.1 * up, 0.2, 0.1]
+					own = own.map(func(e: Array) -> Array: return [e[0], e[1] * 0.7])
+					for k in others.size():
+						own.append([others[k], 0.3 * shares[k]])
+				var slots := 8 if eight else 4
+				for k in slots:
+					bones.append(own[k][0] if k < own.size() else 0)
+					weights.append(own[k][1] if k < own.size() else 0.0)
 			indices.append_array([base, base + 2, base + 1, base, base + 3, base + 2])
 
 	func arrays() -> Array:

@@ -3,7 +3,8 @@
 # Characters: every .glb that `cargo xtask test` copied from ../shared/assets into
 # res://assets_local/ (a file dropped there is tested with no code change), the generated soldier
 # and QuirkyCharacter (an armature scaled and rotated, seven UV sets, a vertex-coloured part, root
-# motion and a zero-length clip), as built and after a glTF export and import, and
+# motion and a zero-length clip), as built, with Godot's 8-weight skin format (every torso vertex
+# on six bones), and after a glTF export and import, and
 # MaterialCharacter (QuirkyCharacter in BaseMaterial3D's features: normal map, ORM, alpha scissor,
 # sRGB vertex colours, and a ShaderMaterial part with blending, emission, rim and clearcoat), and
 # CritterCharacter after glTF (no NORMAL, so flat normals; float RGB COLOR_0; a morph-only clip),
@@ -34,6 +35,7 @@ const NORMAL_DEGREES := 3.0
 const MOTION_SHARE := 1e-2
 const QUIRKY := "res://generated/quirky.tscn"
 const QUIRKY_GLTF := "res://generated/quirky_gltf.tscn"
+const QUIRKY_EIGHT := "user://quirky_eight.tscn"
 ## Written at test time (its textures are drawn by the test), outside the repository.
 const MATERIALS := "user://material_character.scn"
 const CRITTER_GLTF := "user://critter_gltf.scn"
@@ -50,7 +52,7 @@ func cases_corpus() -> Array:
 		if f.get_extension().to_lower() in ["glb", "gltf"]:
 			out.append(f)
 	out.sort()
-	out.append_array(["soldier", "quirky", "quirky_gltf", "materials", "critter_gltf", "soldier_normal_mapped"])
+	out.append_array(["soldier", "quirky", "quirky_eight", "quirky_gltf", "materials", "critter_gltf", "soldier_normal_mapped"])
 	return out
 
 
@@ -72,6 +74,10 @@ func _scene_path(case: String) -> String:
 			var err := QuirkyCharacter.save(QUIRKY)
 			check_eq(err, OK, "the generated character saves")
 			return QUIRKY
+		"quirky_eight":
+			var err := QuirkyCharacter.save(QUIRKY_EIGHT, true)
+			check_eq(err, OK, "the generated character with 8 weights per vertex saves")
+			return QUIRKY_EIGHT
 		"quirky_gltf":
 			var err := QuirkyCharacter.save_through_gltf(QUIRKY_GLTF, "user://quirky.glb")
 			check_eq(err, OK, "the generated character goes through glTF")
@@ -208,6 +214,9 @@ func test_each_corpus(case: String) -> void:
 		return
 	check_eq(cli.get_clip_names(), game.get_clip_names(), "%s: both bakes have the same clips" % case)
 	check_eq(cli.baked_storage, game.baked_storage, "%s: both bakes pick the same storage" % case)
+	if case == "quirky_eight":
+		check_eq(game.baked_storage, VertexAnimation.STORAGE_BONES, "%s: Auto picks bone storage" % case)
+		check_eq(game.get("bone_influences"), 8, "%s: bone storage keeps eight influences per vertex" % case)
 	var bakes := {_storage_key("game/float", game): [game, FLOAT_TOLERANCE], _storage_key("cli/half", cli): [cli, HALF_TOLERANCE]}
 	# The storage Auto did not pick, forced: refused only for animated blend shapes.
 	var other := VertexAnimation.new()
