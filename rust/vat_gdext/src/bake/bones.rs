@@ -52,12 +52,16 @@ pub enum Storage {
     },
 }
 
-/// A body's bone texture that a bake of equipment draws with (`bone_source`).
+/// A body's bone texture that a bake of equipment draws with (`bone_source`, or the first
+/// target of a `VertexAnimationBaker`).
 pub struct SourceBones {
     /// The body's name, for messages.
     pub name: String,
     /// Its bone texture as stored (bytes, precision, translation decoding, palette).
     pub bones: EncodedBones,
+    /// Only offered (a baker's first target): a bake that cannot draw with it stores its own
+    /// bone texture instead of failing.
+    pub offered: bool,
 }
 
 /// Largest distance, as a share of the bounds' diagonal, between a transform of equipment and
@@ -112,29 +116,40 @@ pub fn choose(storage: i32, inputs: &BoneInputs) -> Result<Storage, String> {
             }
         };
     let diagonal = inputs.vat.bounds.size().length();
-    let (rig, params) = match inputs.source {
-        None => (rig, inputs.vat.params),
+    let mut unshared = None;
+    let (rig, params, source) = match inputs.source {
+        None => (rig, inputs.vat.params, None),
         Some(source) => {
             let matrices = vat_core::bones::decode_matrices(&source.bones);
-            let shared = vat_core::bones::share_palette(
+            match vat_core::bones::share_palette(
                 &rig,
                 &matrices,
                 source.bones.palette as usize,
                 SHARE_TOLERANCE_SHARE * diagonal,
-            )
-            .map_err(|e| {
-                format!(
-                    "it cannot draw with the bone texture of bone_source '{}': {e}",
-                    source.name
-                )
-            })?;
-            let params = vat_core::bake::EncodingParams {
-                precision: source.bones.precision,
-                offset: source.bones.offset,
-                scale: source.bones.scale,
-                ..inputs.vat.params
-            };
-            (shared, params)
+            ) {
+                Ok(shared) => {
+                    let params = vat_core::bake::EncodingParams {
+                        precision: source.bones.precision,
+                        offset: source.bones.offset,
+                        scale: source.bones.scale,
+                        ..inputs.vat.params
+                    };
+                    (shared, params, Some(source))
+                }
+                Err(e) if source.offered => {
+                    unshared = Some(format!(
+                        "; it cannot draw with the bone texture of '{}' ({e}), so it stores its own",
+                        source.name
+                    ));
+                    (rig, inputs.vat.params, None)
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "it cannot draw with the bone texture of bone_source '{}': {e}",
+                        source.name
+                    ))
+                }
+            }
         }
     };
     let mut bones = encode_bones(
@@ -144,25 +159,26 @@ pub fn choose(storage: i32, inputs: &BoneInputs) -> Result<Storage, String> {
         BOUND_TOLERANCE_SHARE * diagonal,
     )
     .map_err(|e| e.to_string())?;
-    let shared = inputs.source.is_some();
-    if let Some(source) = inputs.source {
+    let shared = source.is_some();
+    if let Some(source) = source {
         // What the shader reads: the body's own bytes, not a copy encoded here.
         bones.bones = source.bones.bones.clone();
         bones.bone_layout = source.bones.bone_layout;
     }
     let bone_bytes = if shared { 0 } else { bones.bones.len() } + bones.skin.len();
-    let size = if let Some(source) = inputs.source {
+    let size = if let Some(source) = source {
         format!(
-            "draws with the {} bone transforms of bone_source '{}', storing only its skin table ({bone_bytes} bytes against {} for vertex textures)",
+            "draws with the {} bone transforms of '{}', storing only its skin table ({bone_bytes} bytes against {} for vertex textures)",
             rig.palette, source.name, inputs.vertex_bytes
         )
     } else {
         format!(
-            "{} bone transforms x {} frames take {bone_bytes} bytes against {} for vertex textures ({:.1}x smaller)",
+            "{} bone transforms x {} frames take {bone_bytes} bytes against {} for vertex textures ({:.1}x smaller){}",
             rig.palette,
             rig.frames,
             inputs.vertex_bytes,
-            inputs.vertex_bytes as f64 / bone_bytes.max(1) as f64
+            inputs.vertex_bytes as f64 / bone_bytes.max(1) as f64,
+            unshared.as_deref().unwrap_or("")
         )
     };
     if !forced && bone_bytes * AUTO_BYTES_SHARE > inputs.vertex_bytes {

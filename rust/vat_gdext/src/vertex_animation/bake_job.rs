@@ -6,6 +6,7 @@ use godot::prelude::*;
 
 use super::steps::{BakeSource, Built, Prepared};
 use super::VertexAnimation;
+use crate::bake::bones;
 
 /// One resource of a job and how far its bake is.
 struct Target {
@@ -26,6 +27,9 @@ struct Target {
 #[derive(Default)]
 pub(crate) struct BakeRun {
     targets: Vec<Target>,
+    /// Offer the first target's bone texture to the others (`VertexAnimationBaker`'s
+    /// `share_bone_textures`).
+    share_bones: bool,
     started: bool,
     /// `Some` once finished: the result and the summary (or the error).
     result: Option<(Error, String)>,
@@ -50,6 +54,46 @@ impl BakeRun {
             save_path,
             label,
         });
+    }
+
+    /// Offers the first target's bone texture to the targets after it that have no
+    /// `bone_source`: each draws with it where it can, and gets it as its `bone_source`.
+    pub fn share_bones(&mut self) {
+        self.share_bones = true;
+    }
+
+    /// Index of the target that is target `i`'s `bone_source`, when it is baked in this run.
+    fn source_in_run(&self, i: usize) -> Option<usize> {
+        let source = self.targets[i].resource.bind().get_bone_source()?;
+        let id = source.instance_id();
+        self.targets
+            .iter()
+            .position(|t| t.resource.instance_id() == id)
+            .filter(|&j| j != i)
+    }
+
+    /// The bone texture target `i` draws with when another target of this run provides it: its
+    /// `bone_source` (built first), or the first target's, offered (`share_bones`). `Err` when
+    /// its `bone_source` is baked here but stores no bone texture.
+    fn body_for(&self, i: usize) -> Result<Option<bones::SourceBones>, String> {
+        let t = &self.targets[i];
+        if let Some(j) = self.source_in_run(i) {
+            let body = &self.targets[j];
+            let name = body.resource.bind().name_for_messages();
+            let built = body.built.as_ref().expect("a bone_source is built first");
+            return built.as_body(name.clone(), false).map(Some).ok_or_else(|| {
+                format!(
+                    "{}its bone_source '{name}' (baked with it) stores no bone texture of its own; bake it in bone storage",
+                    t.label
+                )
+            });
+        }
+        if !self.share_bones || i == 0 || t.resource.bind().get_bone_source().is_some() {
+            return Ok(None);
+        }
+        let first = &self.targets[0];
+        let name = first.resource.bind().name_for_messages();
+        Ok(first.built.as_ref().and_then(|b| b.as_body(name, true)))
     }
 
     /// Resources that are built (waiting for the commit, or committed).
@@ -106,6 +150,20 @@ impl BakeRun {
         }
         if !self.started {
             self.started = true;
+            // A target that another names as its bone_source is built (and saved) first.
+            let sources: Vec<bool> = (0..self.targets.len())
+                .map(|j| (0..self.targets.len()).any(|i| self.source_in_run(i) == Some(j)))
+                .collect();
+            let mut order: Vec<usize> = (0..self.targets.len()).collect();
+            order.sort_by_key(|&j| !sources[j]);
+            let mut targets: Vec<Option<Target>> = std::mem::take(&mut self.targets)
+                .into_iter()
+                .map(Some)
+                .collect();
+            self.targets = order
+                .iter()
+                .map(|&j| targets[j].take().expect("once"))
+                .collect();
             for t in &mut self.targets {
                 let source = t.source.take().expect("prepared once");
                 let prepared = t
@@ -126,18 +184,22 @@ impl BakeRun {
             self.done = 1;
             return Ok(());
         }
-        let Some(t) = self.targets.iter_mut().find(|t| t.built.is_none()) else {
+        let Some(i) = self.targets.iter().position(|t| t.built.is_none()) else {
             return self.commit();
         };
+        let t = &mut self.targets[i];
         let prepared = t.prepared.as_mut().expect("prepared before built");
         if let Some((done, total)) = prepared.sample_next() {
             t.resource
                 .emit_signal("bake_progress", &[done.to_variant(), total.to_variant()]);
         } else {
+            let body = self.body_for(i)?;
+            let t = &mut self.targets[i];
+            let prepared = t.prepared.as_ref().expect("prepared before built");
             let built = t
                 .resource
                 .bind()
-                .build(prepared)
+                .build(prepared, body.as_ref())
                 .map_err(|e| format!("{}{e}", t.label))?;
             t.built = Some(built);
             t.prepared = None;
@@ -152,9 +214,18 @@ impl BakeRun {
     /// Stores every built bake in its resource, then saves those with a path.
     fn commit(&mut self) -> Result<(), String> {
         let mut lines = Vec::new();
-        for t in &mut self.targets {
+        let first = self.targets[0].resource.clone();
+        for (i, t) in self.targets.iter_mut().enumerate() {
             let built = t.built.take().expect("all built");
-            lines.push(t.resource.bind_mut().commit(built));
+            let adopted = i > 0
+                && built.draws_shared_bones()
+                && t.resource.bind().get_bone_source().is_none();
+            let mut resource = t.resource.bind_mut();
+            if adopted {
+                // It drew with the first target's bone texture, offered (`share_bones`).
+                resource.set_bone_source(Some(first.clone()));
+            }
+            lines.push(resource.commit(built));
         }
         for t in &mut self.targets {
             if let Some(path) = &t.save_path {

@@ -72,7 +72,11 @@ impl VertexAnimation {
             return refuse("draws with another model's bone texture");
         }
         match s.encoded_bones() {
-            Some(bones) => Ok(Some(bones::SourceBones { name, bones })),
+            Some(bones) => Ok(Some(bones::SourceBones {
+                name,
+                bones,
+                offered: false,
+            })),
             None => refuse("holds an unreadable bake"),
         }
     }

@@ -69,6 +69,25 @@ pub(crate) struct Built {
     state: BakedState,
     vat: EncodedVat<GodotBytes>,
     summary: String,
+    /// Its bone texture, when it stores one of its own (for equipment baked in the same run).
+    own_bones: Option<vat_core::bones::EncodedBones>,
+}
+
+impl Built {
+    /// Its own bone texture as a body for equipment baked in the same run (`name` for messages;
+    /// `offered`: see [`bones::SourceBones`]); `None` when it stores none.
+    pub fn as_body(&self, name: String, offered: bool) -> Option<bones::SourceBones> {
+        self.own_bones.as_ref().map(|b| bones::SourceBones {
+            name,
+            bones: b.clone(),
+            offered,
+        })
+    }
+
+    /// Whether it draws with another bake's bone texture (stores only its skin table).
+    pub fn draws_shared_bones(&self) -> bool {
+        self.state.baked_storage == bones::STORAGE_BONES && self.state.bone_texture.is_none()
+    }
 }
 
 impl Prepared {
@@ -219,7 +238,13 @@ impl VertexAnimation {
     }
 
     /// Skins, encodes and builds the resources of a fully sampled bake, without storing them.
-    pub(crate) fn build(&self, p: &Prepared) -> Result<Built, String> {
+    /// `body`: the bone texture to draw with, when another bake of the same run provides it;
+    /// `None` takes `bone_source`'s stored bake (if set).
+    pub(crate) fn build(
+        &self,
+        p: &Prepared,
+        body: Option<&bones::SourceBones>,
+    ) -> Result<Built, String> {
         let scene_name = p.plan.scene_name.as_str();
         let clips = &p.plan.clips;
         let character = &p.plan.character;
@@ -325,7 +350,11 @@ impl VertexAnimation {
                 .map(ColumnSource::Vertex)
                 .collect(),
         };
-        let source = self.bone_source_bones()?;
+        let stored = match body {
+            Some(_) => None,
+            None => self.bone_source_bones()?,
+        };
+        let source = body.or(stored.as_ref());
         let storage = bones::choose(
             self.storage,
             &bones::BoneInputs {
@@ -335,12 +364,13 @@ impl VertexAnimation {
                 columns: &columns,
                 vat: &vat,
                 vertex_bytes,
-                source: source.as_ref(),
+                source,
                 bound_level: bound_level.as_ref(),
             },
         )
         .map_err(|e| format!("{e} (in '{scene_name}')"))?;
         let mut shared_translation = None;
+        let mut own_bones = None;
         let (texture_bytes, storage_why, bone_error) = match storage {
             bones::Storage::Vertices(why) => {
                 state.position_texture = Some(output::position_texture(&vat));
@@ -369,7 +399,11 @@ impl VertexAnimation {
                 state.bone_influences = bones.influences as i32;
                 state.bone_directions = i32::from(p.normals) | (i32::from(p.tangents) << 1);
                 let own = if shared { 0 } else { bones.bones.len() };
-                (own + bones.skin.len(), why, Some(error))
+                let bytes = own + bones.skin.len();
+                if !shared {
+                    own_bones = Some(bones);
+                }
+                (bytes, why, Some(error))
             }
         };
         state.clip_texture = Some(output::clip_texture(&vat_core::clip::pack_clip_table(
@@ -427,6 +461,7 @@ impl VertexAnimation {
             state,
             vat,
             summary,
+            own_bones,
         })
     }
 
@@ -436,6 +471,7 @@ impl VertexAnimation {
             state,
             vat,
             summary,
+            ..
         } = built;
         self.put_state(state);
         let ids = [
@@ -454,7 +490,7 @@ impl VertexAnimation {
         while let Some((done, total)) = prepared.sample_next() {
             self.signals().bake_progress().emit(done, total);
         }
-        let built = self.build(&prepared)?;
+        let built = self.build(&prepared, None)?;
         drop(prepared);
         Ok(self.commit(built))
     }

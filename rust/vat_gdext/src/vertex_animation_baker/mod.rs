@@ -27,6 +27,15 @@ pub struct VertexAnimationBaker {
     #[export]
     #[var(get = get_targets, set = set_targets)]
     targets: Array<Option<Gd<VertexAnimation>>>,
+    /// Equipment on the body's bones: each target after the first that bakes in bone storage
+    /// and has no `bone_source` draws with the first target's bone texture where it can (a sword
+    /// under a BoneAttachment3D, armour skinned to the same skeleton), storing only its skin
+    /// table, and gets the first target as its `bone_source`; one that cannot keeps a bone
+    /// texture of its own (its summary says why). List the body first. Off: every target stores
+    /// its own.
+    #[export]
+    #[init(val = true)]
+    share_bone_textures: bool,
     /// Where to save targets that have no file yet: a `.res` path for a single target, or a folder
     /// (targets are then saved as `<folder>/<character>_<index>.res`).
     #[export(file = "*.res")]
@@ -184,6 +193,9 @@ impl VertexAnimationBaker {
             return Err("no targets: add a VertexAnimation to bake into".into());
         }
         let mut run = BakeRun::default();
+        if self.share_bone_textures {
+            run.share_bones();
+        }
         for (i, target) in targets.into_iter().enumerate() {
             let source = if target.bind().has_source_scene() {
                 BakeSource::Scene
