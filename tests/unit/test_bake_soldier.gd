@@ -70,3 +70,29 @@ func test_saved_resource_round_trips() -> void:
 	check_eq(loaded.mesh.get_surface_count(), body.mesh.get_surface_count(), "body keeps its surfaces")
 	body.get_parent().get_parent().free()
 	DirAccess.remove_absolute(path)
+
+
+## The bake says which clips move too fast for their rate: the attack's sword swing at 30 fps
+## strays half-way between frames by more than 1% of the diagonal; at 60 fps by a quarter of
+## that, and the summary no longer names it.
+func test_fast_clips_are_named_with_the_rate_they_need() -> void:
+	var va := VertexAnimation.new()
+	va.source_scene = _soldier()
+	va.lod_enabled = false
+	check_eq(va.bake(), OK, "soldier bakes")
+	var sags: PackedFloat32Array = va.get_bake_stats()["clip_sag"]
+	check_eq(sags.size(), va.get_clip_count(), "one sag per clip")
+	var attack := va.find_clip("attack")
+	var idle := va.find_clip("idle")
+	print("    attack sag %.4f, idle %.4f of the diagonal" % [sags[attack], sags[idle]])
+	check(sags[attack] > 0.01, "the attack's swing sags past 1%% at 30 fps (%.4f)" % sags[attack])
+	check(sags[idle] < 0.01, "idle does not (%.4f)" % sags[idle])
+	var summary: String = va.get_bake_stats()["summary"]
+	check(summary.contains("'attack'"), "the summary names the attack: " + summary)
+	check(not summary.contains("'idle'"), "and not idle")
+	va.clip_fps = {"attack": 60.0}
+	check_eq(va.bake(), OK, "soldier bakes with the attack at 60 fps")
+	var faster: float = va.get_bake_stats()["clip_sag"][va.find_clip("attack")]
+	print("    attack at 60 fps: %.4f" % faster)
+	check(faster > sags[attack] / 5.0 and faster < sags[attack] / 3.0, "twice the rate, about a quarter of the sag (%.4f against %.4f)" % [faster, sags[attack]])
+	check(faster < 0.01 and not va.get_bake_stats()["summary"].contains("'attack'"), "at 60 fps the attack is not named")

@@ -11,6 +11,8 @@
 //!   bytes (what a bake runs);
 //! * motion checks: [`frames_vary`] tells a frozen bake from a moving one; [`average_velocity`]
 //!   and [`in_place_offset`] are the root motion a bake keeps or takes out;
+//! * playback checks: [`interpolation_sag`] estimates how far blending two baked frames strays
+//!   from a clip's motion (a fast turn drawn along its chord);
 //! * stored-bake checks: [`check`] tells whether a stored bake's fields ([`StoredBake`]) agree
 //!   before anything reads them.
 //!
@@ -21,6 +23,7 @@
 
 pub(crate) mod encode;
 mod motion;
+mod sag;
 mod skin;
 mod skin_encode;
 mod skin_math;
@@ -34,6 +37,7 @@ pub use encode::{
 pub use motion::{
     average_velocity, frames_vary, horizontal, in_place_offset, travels, SAME_POSE_TOLERANCE,
 };
+pub use sag::interpolation_sag;
 pub(crate) use skin::check_frame;
 pub use skin::{
     bounds_of, skin_frames, tangent_sources, BlendMode, BlendShape, MeshFrame, MeshSource,

@@ -48,7 +48,10 @@ impl VertexAnimation {
     /// The last bake's summary and timings: vertices (VAT columns), frames, clips, texture sizes,
     /// bytes (the vertex storage's textures), texture_bytes (the animation textures stored, in
     /// either storage), storage ("vertices" or "bones"), storage_reason, bone_count, bone_error
-    /// (bone storage: the largest distance from the vertex bake, share of the diagonal), sample_ms (Godot posing), skin_ms (vat_core skinning), encode_ms, build_ms (the LOD
+    /// (bone storage: the largest distance from the vertex bake, share of the diagonal),
+    /// clip_sag (per clip, how far half-way playback between two baked frames strays from the
+    /// motion at most, share of the diagonal; the summary names clips past 1% and the clip_fps that
+    /// fixes them), sample_ms (Godot posing), skin_ms (vat_core skinning), encode_ms, build_ms (the LOD
     /// chain included), total_ms; and the LOD chain's figures: `lods` (per kept level: level,
     /// built_level, vertices, triangles, vat_columns, holes_pct, loss_pct, worst_view, worst_pose,
     /// silhouette: an Image of the source's and the level's masks side by side; for LOD2 in

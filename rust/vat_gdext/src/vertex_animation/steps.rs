@@ -14,7 +14,7 @@ use vat_core::bounds::Bounds;
 use vat_core::clip::Clip;
 use vat_core::lod_mesh::ColumnSource;
 
-use super::clip_specs::{bake_notes, frame_labels};
+use super::clip_specs::{bake_notes, clip_sags, frame_labels, sag_notes};
 use super::state::BakedState;
 use super::{VertexAnimation, ROOT_MOTION_IN_PLACE};
 use crate::bake::collect::Character;
@@ -416,6 +416,7 @@ impl VertexAnimation {
             state.encoding_scale = convert::to_vector3(scale);
             state.baked_precision = i32::from(precision == Precision::Float);
         }
+        let sags = clip_sags(&vat, clips);
         let t_built = Instant::now();
 
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -436,8 +437,10 @@ impl VertexAnimation {
             sample_ms,
             ms(t_skinned - t_sampled),
             ms(t_encoded - t_skinned),
-        ) + &bake_notes(clips, p.root_bone.as_ref(), p.in_place, &p.velocities);
+        ) + &bake_notes(clips, p.root_bone.as_ref(), p.in_place, &p.velocities)
+            + &sag_notes(clips, &sags);
         let mut stats = VarDictionary::new();
+        stats.set("clip_sag", &PackedFloat32Array::from(sags.as_slice()));
         stats.set("vertices", vat.layout.vertex_count as i64);
         stats.set("frames", vat.layout.frame_count as i64);
         stats.set("clips", clips.len() as i64);
