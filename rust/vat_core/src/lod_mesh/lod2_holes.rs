@@ -51,7 +51,15 @@ fn lod2_holes() {
         let b = crate::bounds::Bounds::from_points(&source.positions);
         let extent = (b.max - b.min).max_element();
         for &target in &targets {
-            for (cells, voxel) in [(40, 0.0), (64, extent / 64.0)] {
+            let cells_list: Vec<u32> = std::env::var("VAT_LOD2_CELLS")
+                .unwrap_or("40,64".into())
+                .split(',')
+                .filter_map(|t| t.parse().ok())
+                .collect();
+            for (cells, voxel) in cells_list
+                .iter()
+                .map(|&c| (c, if c == 40 { 0.0 } else { extent / c as f32 }))
+            {
                 for (kind, by_part) in [("whole", false), ("parts", true)] {
                     if !kinds.contains(&format!("{kind} {cells}")) {
                         continue;
