@@ -19,6 +19,8 @@ mod checked;
 mod columns;
 mod features;
 #[cfg(test)]
+mod lod2_holes;
+#[cfg(test)]
 mod real_characters;
 mod silhouette;
 mod silhouette_cache;

@@ -208,7 +208,7 @@ fn lod2_candidates(
 /// The two masks as one picture: grey where both cover; red where only the source does and it
 /// counts as a hole, pink where it is only the rim a coarser outline leaves; blue where only the
 /// level covers and it counts as loss, light blue where it is within the loss distance.
-fn write_ppm(path: &str, image: &super::SilhouetteImage) {
+pub(super) fn write_ppm(path: &str, image: &super::SilhouetteImage) {
     use super::silhouette::{rows, LOSS_DISTANCE_PX};
     let candidate = rows::from_bytes(&image.candidate, image.size as usize);
     let inside = rows::to_bytes(&rows::filled(&candidate));

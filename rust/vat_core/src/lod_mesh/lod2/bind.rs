@@ -18,6 +18,8 @@ pub(crate) struct SourceTriangles {
     pub bvh: TriangleBvh,
     /// Bounds of every triangle's corners.
     pub bounds: crate::bounds::Bounds,
+    /// The bone with the largest weight per source vertex (see [`LodSource::bones`]).
+    pub bones: Vec<u32>,
     /// 1 when the source's front faces are counter-clockwise (`(b - a) x (c - a)` points out of
     /// the front), -1 when clockwise (Godot's convention); see [`winding`].
     pub winding: f32,
@@ -62,6 +64,7 @@ impl SourceTriangles {
             surface,
             bvh,
             bounds,
+            bones: source.bones.clone(),
             winding,
         })
     }
@@ -113,10 +116,11 @@ pub(crate) fn min_area(positions: &[Vec3]) -> f32 {
 /// flip, while a side with no source facing it (a one-sided plane's back) still wraps.
 ///
 /// Then a vertex moves to a corner of its triangle within `snap` of its point that lies farther
-/// out along the vertex normal (the farthest out of those): a point inside a source facet lies
-/// inside the facet's corners by the facet's own sag, and on a coarse source (a low-poly
-/// character) those corners are what makes its silhouette; LOD2's flat triangles between
-/// points sunk into facets would leave that rim uncovered.
+/// out along the vertex normal (the farthest out of those) and follows the same bone as the
+/// point's heaviest corner (a corner across a joint would make the vertex follow another bone):
+/// a point inside a source facet lies inside the facet's corners by the facet's own sag, and on
+/// a coarse source (a low-poly character) those corners are what makes its silhouette; LOD2's
+/// flat triangles between points sunk into facets would leave that rim uncovered.
 ///
 /// A vertex considers only the source triangles `t` for which `same_part(anchor, t)` holds,
 /// where `anchor` is the source triangle nearest to it among those `piece(vertex, t)` takes (the
@@ -168,13 +172,15 @@ pub(crate) fn bind(
                 Some(f) if f.distance <= any.distance + slack => f,
                 _ => any,
             };
-            snap_outwards(
-                hit,
-                n,
-                source.triangles[hit.triangle as usize],
-                source_positions,
-                snap,
-            )
+            let corners = source.triangles[hit.triangle as usize];
+            // Only to a corner on the bone the point mostly follows: a corner across a joint
+            // would make the vertex follow the other bone.
+            let bone = |k: usize| source.bones.get(corners[k] as usize).copied();
+            let heaviest = (0..3)
+                .max_by(|&a, &b| hit.weights[a].total_cmp(&hit.weights[b]))
+                .unwrap_or(0);
+            let same_bone = [0, 1, 2].map(|k| bone(k) == bone(heaviest));
+            snap_outwards(hit, n, corners, same_bone, source_positions, snap)
         })
         .collect();
     let vertices: Vec<LodVertex> = hits
@@ -235,12 +241,15 @@ fn snap_outwards(
     mut hit: Hit,
     normal: Vec3,
     corners: [u32; 3],
+    allowed: [bool; 3],
     positions: &[Vec3],
     snap: f32,
 ) -> Hit {
     let out = |k: usize| normal.dot(positions[corners[k] as usize] - hit.point);
     let best = (0..3)
-        .filter(|&k| positions[corners[k] as usize].distance(hit.point) <= snap && out(k) > 0.0)
+        .filter(|&k| {
+            allowed[k] && positions[corners[k] as usize].distance(hit.point) <= snap && out(k) > 0.0
+        })
         .max_by(|&a, &b| out(a).total_cmp(&out(b)));
     if let Some(k) = best {
         hit.weights = [0.0; 3];
@@ -343,6 +352,48 @@ mod tests {
     }
 
     #[test]
+    fn a_vertex_snaps_only_to_a_corner_on_the_bone_it_mostly_follows() {
+        // One source triangle tilted up towards corner 1; the LOD vertex lies over it, mostly
+        // over corner 0. Corner 1 is farther out and within reach: the vertex snaps to it only
+        // when corner 1 is on corner 0's bone, not across a joint.
+        let bound_to = |bones: Vec<u32>| {
+            let source = LodSource {
+                positions: vec![Vec3::ZERO, Vec3::new(1.0, 0.3, 0.0), Vec3::Z],
+                normals: vec![Vec3::Y; 3],
+                bones,
+                surfaces: vec![SourceSurface {
+                    indices: vec![0, 1, 2],
+                    double_sided: false,
+                }],
+                ..Default::default()
+            };
+            let tris = SourceTriangles::new(&source, &source.positions).unwrap();
+            let p = Vec3::new(0.15, 0.5, 0.2);
+            let mesh = Mesh {
+                positions: vec![
+                    p,
+                    p + Vec3::new(0.0, 0.0, 0.01),
+                    p + Vec3::new(0.01, 0.0, 0.0),
+                ],
+                indices: vec![0, 1, 2],
+            };
+            let (level, _) = bind(
+                &mesh,
+                &tris,
+                &source.positions,
+                1.0,
+                2.0,
+                |_, _| true,
+                |_, _| true,
+            );
+            level.vertices[0].weights
+        };
+        assert_eq!(bound_to(vec![0, 0, 0]), [0.0, 1.0, 0.0]);
+        let across = bound_to(vec![0, 1, 0]);
+        assert!(across[0] > across[1] && across[1] > 0.0, "{across:?}");
+    }
+
+    #[test]
     fn a_vertex_snaps_to_a_corner_farther_out_within_reach() {
         let positions = [Vec3::ZERO, Vec3::X, Vec3::Y];
         let hit = Hit {
@@ -351,8 +402,9 @@ mod tests {
             weights: [0.05, 0.9, 0.05],
             distance: 0.0,
         };
-        let snapped =
-            |normal: Vec3, snap: f32| snap_outwards(hit, normal, [0, 1, 2], &positions, snap);
+        let snapped = |normal: Vec3, snap: f32| {
+            snap_outwards(hit, normal, [0, 1, 2], [true; 3], &positions, snap)
+        };
         // Facing +x: corner 1 lies farther out and within reach.
         let s = snapped(Vec3::X, 0.2);
         assert_eq!((s.weights, s.point), ([0.0, 1.0, 0.0], Vec3::X));

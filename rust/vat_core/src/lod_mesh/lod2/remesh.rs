@@ -89,7 +89,12 @@ impl<'a> Remesh<'a> {
             let mut nearest = parts::nearest_triangles(&grid, &tris);
             parts::absorb_islands(&grid, &mut nearest, &rigid);
             let parts = parts::merge_apart(source, &tris, &grid, &nearest, rigid.clone(), overlap);
-            let grids = parts::part_grids(&grid, &nearest, &parts);
+            let mut grids = parts::part_grids(&grid, &nearest, &parts);
+            // Each piece closed within the character (see `voxel::close_within`): no handle or
+            // cavity the nearest-triangle labelling left costs triangles.
+            grids
+                .par_iter_mut()
+                .for_each(|g| voxel::close_within(g, &grid.solid));
             (parts, grids)
         } else {
             (rigid.clone(), vec![grid])
