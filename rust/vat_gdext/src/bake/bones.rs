@@ -47,7 +47,9 @@ pub enum Storage {
         error: f32,
         shared: bool,
         /// The hole check of the bound LOD level as bone storage draws it: the level's index
-        /// among the kept levels, and the report.
+        /// among the kept levels, and the report. A level that fails it is dropped by the
+        /// caller ([`bound_level_dropped`]): bone storage without its coarsest level still
+        /// beats vertex storage by far more than that level saves.
         bound_report: Option<(usize, SilhouetteReport)>,
     },
 }
@@ -195,12 +197,6 @@ pub fn choose(storage: i32, inputs: &BoneInputs) -> Result<Storage, String> {
     let bound_report = inputs
         .bound_level
         .map(|level| (level.kept, bound_check(&bones, level)));
-    if let Some((kept, report)) = bound_report.filter(|(_, r)| !r.passes()) {
-        return refuse(format!(
-            "skinned from bone textures, LOD{kept} fails the hole check: holes {:.2}% (limit {MAX_HOLES_PCT}%), loss {:.2}% (limit {MAX_LOSS_PCT}%) in view {} of pose {} (turn lod_enabled off, or bake Vertices)",
-            report.holes_pct, report.loss_pct, report.worst_view, report.worst_pose
-        ));
-    }
     let why = if forced {
         format!("storage is Bones: {size}")
     } else {
@@ -212,6 +208,17 @@ pub fn choose(storage: i32, inputs: &BoneInputs) -> Result<Storage, String> {
         error,
         shared,
         bound_report,
+    })
+}
+
+/// Why bone storage drops kept level `kept` of `owner`, whose bound columns fail the hole check
+/// as bone textures draw them (`report`), or `None` when it passes.
+pub fn bound_level_dropped(kept: usize, report: &SilhouetteReport, owner: &str) -> Option<String> {
+    (!report.passes()).then(|| {
+        format!(
+            "LOD{kept} of '{owner}' dropped in bone storage: skinned from the bone textures it fails the hole check, holes {:.2}% (limit {MAX_HOLES_PCT}%), loss {:.2}% (limit {MAX_LOSS_PCT}%) in view {} of pose {}; its columns stay in the skin table unused",
+            report.holes_pct, report.loss_pct, report.worst_view, report.worst_pose
+        )
     })
 }
 

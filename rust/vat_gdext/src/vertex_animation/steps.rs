@@ -386,7 +386,16 @@ impl VertexAnimation {
                 bound_report,
             } => {
                 if let (Some((kept, report)), Some(Ok(summary))) = (bound_report, &mut lod_stats) {
-                    summary.levels[kept].bone_report = Some(report);
+                    match bones::bound_level_dropped(kept, &report, scene_name) {
+                        None => summary.levels[kept].bone_report = Some(report),
+                        Some(why) => {
+                            godot_warn!("vat_crowd: {why}");
+                            summary.levels.remove(kept);
+                            summary.notes.push(why);
+                            // `lod_meshes` holds the levels after LOD0.
+                            state.lod_meshes.remove(kept - 1);
+                        }
+                    }
                 }
                 state.baked_storage = bones::STORAGE_BONES;
                 // Equipment draws with its body's bone texture: no texture of its own.
