@@ -66,7 +66,9 @@ pub enum Lookup {
 /// Whether the running renderer takes spliced shaders. Not the Mobile renderer: in Godot 4.6.3 on
 /// lavapipe its first compile of a spliced shader with a normal map, alpha scissor or blending
 /// stalls the engine for good (main thread and both worker threads waiting inside Godot, no CPU
-/// used), so there the shipped shader stays.
+/// used), so there the shipped shader stays. Godot's own materials of the same features stall the
+/// same way there with a cold shader cache (no vat_crowd material in the scene), so the stall is
+/// the renderer's on lavapipe; Mobile on real GPUs is untested.
 pub fn renderer_takes_spliced() -> bool {
     RenderingServer::singleton().get_current_rendering_method() != "mobile"
 }
