@@ -11,6 +11,7 @@
 
 use glam::Vec3;
 
+use super::real_characters::{dumped_characters, read_dumped};
 use super::silhouette::{holes_of, level_mask, rows, source_mask, Framing, Rows};
 use super::{level_positions, LodChain, LodSource};
 use super::{MAX_HOLES_PCT, SILHOUETTE_VIEWS};
@@ -21,8 +22,7 @@ const LISTED: usize = 6;
 #[test]
 #[ignore = "needs $VAT_LOD_SOURCES with characters dumped by the bake"]
 fn lod2_holes() {
-    let dir = std::env::var("VAT_LOD_SOURCES").expect("set VAT_LOD_SOURCES");
-    let only = std::env::var("VAT_LOD_ONLY").unwrap_or_default();
+    let (dir, names) = dumped_characters();
     let targets: Vec<u32> = std::env::var("VAT_LOD2_TRIANGLES")
         .unwrap_or("600".into())
         .split(',')
@@ -30,19 +30,8 @@ fn lod2_holes() {
         .collect();
     let kinds =
         std::env::var("VAT_LOD2_KINDS").unwrap_or("whole 40,parts 40,whole 64,parts 64".into());
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("readable VAT_LOD_SOURCES")
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter_map(|n| n.strip_suffix(".source.json").map(str::to_owned))
-        .filter(|n| n.contains(&only))
-        .collect();
-    names.sort();
     for name in names {
-        let read = |suffix: &str| std::fs::read_to_string(format!("{dir}/{name}.{suffix}.json"));
-        let source: LodSource = serde_json::from_str(&read("source").unwrap()).unwrap();
-        let poses: Vec<Vec<Vec3>> = read("poses")
-            .map(|t| serde_json::from_str(&t).unwrap())
-            .unwrap_or_default();
+        let (source, poses) = read_dumped(&dir, &name);
         let triangles: usize = source.surfaces.iter().map(|s| s.indices.len() / 3).sum();
         if poses.is_empty() {
             continue;

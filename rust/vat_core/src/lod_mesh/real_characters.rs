@@ -43,7 +43,7 @@ fn counter_clockwise_share(source: &LodSource) -> f32 {
 
 /// `$VAT_LOD_SOURCES` and the names of the characters dumped there (`NAME.source.json`), sorted,
 /// those without `$VAT_LOD_ONLY` in their name left out.
-fn dumped_characters() -> (String, Vec<String>) {
+pub(super) fn dumped_characters() -> (String, Vec<String>) {
     let dir = std::env::var("VAT_LOD_SOURCES").expect("set VAT_LOD_SOURCES");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .expect("readable VAT_LOD_SOURCES")
@@ -57,6 +57,17 @@ fn dumped_characters() -> (String, Vec<String>) {
     (dir, names)
 }
 
+/// Character `name`'s source and poses from `dir` (`NAME.source.json`, `NAME.poses.json`; no
+/// poses when that file is missing). Panics on an unreadable source or malformed JSON.
+pub(super) fn read_dumped(dir: &str, name: &str) -> (LodSource, Vec<Vec<Vec3>>) {
+    let read = |suffix: &str| std::fs::read_to_string(format!("{dir}/{name}.{suffix}.json"));
+    let source = serde_json::from_str(&read("source").unwrap()).unwrap();
+    let poses = read("poses")
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or_default();
+    (source, poses)
+}
+
 #[test]
 #[ignore = "needs $VAT_LOD_SOURCES with characters dumped by the bake"]
 fn real_characters() {
@@ -64,11 +75,7 @@ fn real_characters() {
     assert!(!names.is_empty(), "no NAME.source.json in {dir}");
     let picture_dir = std::env::var("VAT_LOD_PICTURES").ok();
     for name in names {
-        let read = |suffix: &str| std::fs::read_to_string(format!("{dir}/{name}.{suffix}.json"));
-        let source: LodSource = serde_json::from_str(&read("source").unwrap()).unwrap();
-        let poses: Vec<Vec<Vec3>> = read("poses")
-            .map(|t| serde_json::from_str(&t).unwrap())
-            .unwrap_or_default();
+        let (source, poses) = read_dumped(&dir, &name);
         let textured = source.textures.iter().filter(|t| !t.is_empty()).count();
         println!(
             "== {name}: {} source vertices, {} triangles, {} surfaces ({textured} textured, \
@@ -246,11 +253,7 @@ fn bake_chain() {
         .unwrap_or(3);
     let settings = LodSettings::default();
     for name in names {
-        let read = |suffix: &str| std::fs::read_to_string(format!("{dir}/{name}.{suffix}.json"));
-        let source: LodSource = serde_json::from_str(&read("source").unwrap()).unwrap();
-        let poses: Vec<Vec<Vec3>> = read("poses")
-            .map(|t| serde_json::from_str(&t).unwrap())
-            .unwrap_or_default();
+        let (source, poses) = read_dumped(&dir, &name);
         let triangles: usize = source.surfaces.iter().map(|s| s.indices.len() / 3).sum();
         if settings.lod2_triangles as usize >= triangles {
             println!("== {name}: {triangles} triangles, skipped as the bake skips it");
