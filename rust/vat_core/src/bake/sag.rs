@@ -59,25 +59,19 @@ mod tests {
     use super::*;
     use crate::bake::{encode, Precision, SkinnedFrames};
 
-    /// A VAT of one column turning on a circle of `radius` by `step` radians per frame, over
-    /// `frames` frames, and its clip.
-    fn turning(radius: f32, step: f32, frames: u32, looped: bool) -> (EncodedVat<Vec<u8>>, Clip) {
-        let positions: Vec<Vec3> = (0..frames)
-            .map(|f| {
-                let a = step * f as f32;
-                Vec3::new(radius * a.cos(), 1.0, radius * a.sin())
-            })
-            .collect();
+    /// A VAT of one column at `positions` (one per frame, float precision) and its clip.
+    fn one_point(positions: Vec<Vec3>, looped: bool) -> (EncodedVat<Vec<u8>>, Clip) {
+        let frames = positions.len();
         let skinned = SkinnedFrames {
             vertex_count: 1,
-            frame_count: frames as usize,
-            normals: vec![Vec3::Y; frames as usize],
+            frame_count: frames,
+            normals: vec![Vec3::Y; frames],
             positions,
         };
         let clip = Clip {
-            name: "turn".into(),
+            name: "clip".into(),
             first_frame: 0,
-            frame_count: frames,
+            frame_count: frames as u32,
             fps: 30.0,
             looped,
             duration: frames as f32 / 30.0,
@@ -90,6 +84,17 @@ mod tests {
         )
         .unwrap();
         (vat, clip)
+    }
+
+    /// [`one_point`] turning on a circle of `radius` by `step` radians per frame, over `frames`.
+    fn turning(radius: f32, step: f32, frames: u32, looped: bool) -> (EncodedVat<Vec<u8>>, Clip) {
+        let positions = (0..frames)
+            .map(|f| {
+                let a = step * f as f32;
+                Vec3::new(radius * a.cos(), 1.0, radius * a.sin())
+            })
+            .collect();
+        one_point(positions, looped)
     }
 
     #[test]
@@ -109,27 +114,7 @@ mod tests {
 
     #[test]
     fn straight_motion_and_short_clips_have_none() {
-        let skinned = SkinnedFrames {
-            vertex_count: 1,
-            frame_count: 10,
-            normals: vec![Vec3::Y; 10],
-            positions: (0..10).map(|f| Vec3::X * f as f32).collect(),
-        };
-        let clip = Clip {
-            name: "walk".into(),
-            first_frame: 0,
-            frame_count: 10,
-            fps: 30.0,
-            looped: false,
-            duration: 0.3,
-        };
-        let vat = encode(
-            &skinned,
-            std::slice::from_ref(&clip),
-            Precision::Float,
-            true,
-        )
-        .unwrap();
+        let (vat, clip) = one_point((0..10).map(|f| Vec3::X * f as f32).collect(), false);
         let (sag, _) = interpolation_sag(&vat, &clip).unwrap();
         assert!(sag < 1e-5, "{sag}");
         let (vat, mut clip) = turning(1.0, 0.5, 2, false);
