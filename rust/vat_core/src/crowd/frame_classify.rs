@@ -8,7 +8,7 @@ use glam::Vec3;
 
 use crate::bounds::Bounds;
 use crate::crowd::frame::{CULLED, LEVEL_BITS, NO_CAST, SHADOW_ONLY};
-use crate::crowd::frame_fast::{simple_actor, Cull, FastFrame};
+use crate::crowd::frame_fast::{fast_block, FastFrame, BLOCK};
 use crate::crowd::frame_input::{Actors, CrowdShape, FrameSettings, Plane, Projection, View};
 use crate::half::unpack_half2;
 use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
@@ -96,67 +96,35 @@ pub(super) struct Classifier<'a> {
     /// Per shadowed directional light, (direction of travel, reach): actors in the view whose
     /// shadow cannot come within reach of the camera cast none. `None`: every one casts.
     pub(super) reach: Option<&'a [(Vec3, f32)]>,
-    /// Per clip, the radius about the character's origin that holds its bounds.
-    pub(super) radii: &'a [f32],
 }
 
 impl Classifier<'_> {
     /// Classifies actors `start..start + out.len()` into `out` (which holds last frame's classes)
-    /// and returns the actors per level in view, then the shadow-only count.
+    /// and returns the actors per level in view, then the shadow-only count, then the count of
+    /// those in view that cast no shadow.
     pub(super) fn range(&self, start: usize, out: &mut [u8], levels: usize) -> Vec<u32> {
-        let mut counts = vec![0u32; levels + 2];
-        for (k, class) in out.iter_mut().enumerate() {
-            *class = self.classify(start + k, *class);
-            match *class {
-                CULLED => {}
-                c if c & SHADOW_ONLY != 0 => counts[levels] += 1,
-                c => {
-                    counts[usize::from(c & LEVEL_BITS)] += 1;
-                    counts[levels + 1] += u32::from(c & NO_CAST != 0);
+        let whole = self.actors.whole().saturating_sub(start).min(out.len());
+        let (blocks, rest) = out.split_at_mut(if self.fast.is_some() { whole } else { 0 });
+        if let Some(fast) = self.fast {
+            let mut got = [0u8; BLOCK];
+            let mut decided = [false; BLOCK];
+            for (b, chunk) in blocks.chunks_mut(BLOCK).enumerate() {
+                let first = start + b * BLOCK;
+                fast_block(self, fast, first, chunk, &mut got, &mut decided);
+                for (j, class) in chunk.iter_mut().enumerate() {
+                    *class = if decided[j] {
+                        got[j]
+                    } else {
+                        self.classify_exact(first + j, *class)
+                    };
                 }
             }
         }
-        counts
-    }
-
-    fn classify(&self, i: usize, previous: u8) -> u8 {
-        self.classify_fast(i, previous)
-            .unwrap_or_else(|| self.classify_exact(i, previous))
-    }
-
-    /// The fast path (see `frame_fast`), or `None` where it cannot tell.
-    #[inline]
-    pub(super) fn classify_fast(&self, i: usize, previous: u8) -> Option<u8> {
-        let fast = self.fast?;
-        let a = self.actors;
-        let p = a
-            .placements
-            .get(i * a.placement_stride..i * a.placement_stride + 4)?;
-        let st = a.states.get(i * a.state_stride..i * a.state_stride + 4)?;
-        let s = self.settings;
-        let (position, scale, clip) = simple_actor(p, st, s.time)?;
-        let mut flag = 0;
-        if s.culling {
-            match fast.cull(position, scale, clip, s.cast_shadows) {
-                Cull::Inside => {}
-                // Whether an omni or spot light's shadow brings it back, only the exact test
-                // tells.
-                Cull::Gone if s.cast_shadows && !self.spheres.is_empty() => return None,
-                Cull::Gone => return Some(CULLED),
-                Cull::Unsure => return None,
-            }
-            if let (Some(reach), Some(view)) = (self.reach, self.view) {
-                let radius = self.radii.get(clip).copied()? * scale.abs();
-                if !casts_within(reach, view.camera, position, radius) {
-                    flag = NO_CAST;
-                }
-            }
+        let rest_start = start + blocks.len();
+        for (k, class) in rest.iter_mut().enumerate() {
+            *class = self.classify_exact(rest_start + k, *class);
         }
-        if !fast.has_lod() {
-            return self.shape.lod.is_none().then_some(flag);
-        }
-        let prev = (previous != CULLED).then_some(previous & LEVEL_BITS);
-        fast.level(position, scale, prev).map(|l| l | flag)
+        count_classes(out, levels)
     }
 
     pub(super) fn classify_exact(&self, i: usize, previous: u8) -> u8 {
@@ -225,4 +193,34 @@ impl Classifier<'_> {
         };
         level | flag
     }
+}
+
+/// Actors per level in view, then shadow-only actors, then actors in view casting no shadow, of
+/// a run of classes: a histogram of the class bytes (four interleaved, so repeated classes do
+/// not wait on each other's counts), folded.
+fn count_classes(classes: &[u8], levels: usize) -> Vec<u32> {
+    let mut hist = [[0u32; 256]; 4];
+    let mut quads = classes.chunks_exact(4);
+    for q in &mut quads {
+        for (h, &c) in hist.iter_mut().zip(q) {
+            h[usize::from(c)] += 1;
+        }
+    }
+    for &c in quads.remainder() {
+        hist[0][usize::from(c)] += 1;
+    }
+    let mut counts = vec![0u32; levels + 2];
+    for c in 0..=255u8 {
+        let n: u32 = hist.iter().map(|h| h[usize::from(c)]).sum();
+        if n == 0 || c == CULLED {
+            continue;
+        }
+        if c & SHADOW_ONLY != 0 {
+            counts[levels] += n;
+        } else {
+            counts[usize::from(c & LEVEL_BITS)] += n;
+            counts[levels + 1] += if c & NO_CAST != 0 { n } else { 0 };
+        }
+    }
+    counts
 }

@@ -3,12 +3,15 @@
 //!
 //! **Culling.** An actor turned by any yaw stays inside its clip's *any-yaw box*: the clip's box
 //! swept about +Y (half width `r`, the farthest horizontal corner's distance from the axis),
-//! centred on the axis. For each (clip, plane) the table holds the plane distance of that box's
-//! centre per unit of scale (`a`) and its reach toward the plane per unit of scale (`b`), so an
-//! actor at `p` with scale `s` is `n·p - d + s·a` from the plane and reaches `s·b`. A box that
-//! lies wholly beyond one plane contains the turned box, which lies beyond it too: culled. A box
-//! wholly inside every plane: drawn. Only the actors near a plane (and cross-fading ones, whose
-//! bounds are a union) take the exact, turned test.
+//! centred on the axis at height `c_y` and of half height `e_y`. An actor at `p` with scale `s`
+//! has that box's centre `n·(p + s·c_y·Y) - d` from a plane, and the box reaches
+//! `s·((|n_x| + |n_z|)·r + |n_y|·e_y)` toward it. A box that lies wholly beyond one plane contains
+//! the turned box, which lies beyond it too: culled. A box wholly inside every plane: drawn. Only
+//! the actors near a plane (and cross-fading ones, whose bounds are a union) take the exact,
+//! turned test.
+//!
+//! The path runs over blocks of [`BLOCK`] actors, each step one loop over the block (so the
+//! compiler vectorises it), and the answers are chosen with selects rather than branches.
 //!
 //! **Levels.** `LodCurve::value` is `log2(r) * slope + offset` of `r = distance * C / (D * s)`,
 //! increasing in `distance / s` (the slope is positive). So `value + bias >= v` exactly when
@@ -18,44 +21,48 @@
 use glam::Vec3;
 
 use crate::bounds::Bounds;
-use crate::half::unpack_half2;
-use crate::layout::CLIP_CODE_BASE;
+#[cfg(target_arch = "x86_64")]
+use crate::half::F16c;
+use crate::half::{HalfLanes, SoftHalf};
+use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
 use crate::lod_distance::{LodCurve, HYSTERESIS, REFERENCE_IMAGE_HEIGHT};
 
-use super::frame_classify::cross_fading;
+use super::frame::{CULLED, LEVEL_BITS, NO_CAST};
+use super::frame_classify::{bounds_radius, Classifier};
 use super::frame_input::{Projection, View};
 
-/// What the fast test says of an actor's placement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Cull {
-    /// Wholly inside the view.
-    Inside,
-    /// Wholly beyond a plane, even swept along every shadow direction: neither drawn nor casting.
-    Gone,
-    /// Near a plane, or beyond one but maybe casting a shadow in: take the exact test.
-    Unsure,
-}
-
-/// Planes the fast path takes (Godot's frustum has six); padding planes never cull.
+/// Planes the fast path takes (Godot's frustum has six).
 const LANES: usize = 8;
 /// Shadowed directional lights the fast path takes; more send actors beyond a plane to the
 /// exact test.
 const MAX_SWEEPS: usize = 4;
+/// Actors per block: the fast path runs each of its steps over a whole block, so the compiler
+/// turns the steps into vector instructions.
+pub(super) const BLOCK: usize = 64;
+/// Clip codes the fast path reads (`clip + CLIP_CODE_BASE * prev_clip` of two clip indices below
+/// `CLIP_CODE_BASE`); a float past it is no code, and goes to the exact test.
+const MAX_CODE: f32 = (CLIP_CODE_BASE * CLIP_CODE_BASE) as f32;
 
 /// Per-frame tables of the fast path.
 #[derive(Debug, Default)]
 pub(crate) struct FastFrame {
-    /// Plane normals and offsets by lane (padding: zero normal, offset `f32::MAX`).
+    /// The view's planes: normals, offsets, and `|n.x| + |n.z|` and `|n.y|` (the reach factors
+    /// of an any-yaw box).
     nx: [f32; LANES],
     ny: [f32; LANES],
     nz: [f32; LANES],
     d: [f32; LANES],
-    /// Per clip (then one more for clip indices past the table): per plane `a`, then `b`.
-    clip_planes: Vec<[[f32; LANES]; 2]>,
+    horizontal: [f32; LANES],
+    vertical: [f32; LANES],
+    /// How many of the lanes hold planes.
+    planes: usize,
+    /// Per clip (then one more for clip indices past the table, the union of all clips): the
+    /// any-yaw box's centre height, horizontal radius and half height, and the radius about the
+    /// origin that holds the clip's bounds (NaN for the union: such actors take the exact test
+    /// where the radius matters), all at scale 1.
+    clips: Vec<[f32; 4]>,
     /// Per shadow sweep, per plane: `normal · sweep`.
     sweeps: Vec<[f32; LANES]>,
-    /// The tables apply (at most [`LANES`] planes).
-    usable: bool,
     /// Squared distance thresholds, when levels come from distance.
     lod: Option<LodThresholds>,
 }
@@ -84,12 +91,12 @@ impl FastFrame {
         bias: f32,
         top: u8,
     ) -> bool {
-        self.usable = view.planes.len() <= LANES;
-        if !self.usable {
+        if view.planes.len() > LANES {
             return false;
         }
+        self.planes = view.planes.len();
         let mut normals = [Vec3::ZERO; LANES];
-        self.d = [f32::MAX; LANES];
+        self.d = [0.0; LANES];
         for (k, pl) in view.planes.iter().enumerate() {
             normals[k] = pl.normal;
             self.d[k] = pl.d;
@@ -97,6 +104,8 @@ impl FastFrame {
         self.nx = normals.map(|n| n.x);
         self.ny = normals.map(|n| n.y);
         self.nz = normals.map(|n| n.z);
+        self.horizontal = normals.map(|n| n.x.abs() + n.z.abs());
+        self.vertical = normals.map(|n| n.y.abs());
         self.sweeps.clear();
         self.sweeps.extend(
             view.shadow_sweeps
@@ -104,91 +113,270 @@ impl FastFrame {
                 .map(|&sweep| normals.map(|n| n.dot(sweep))),
         );
         let all = clip_bounds.iter().fold(Bounds::empty(), |a, b| a.union(b));
-        self.clip_planes.clear();
-        for b in clip_bounds.iter().chain(std::iter::once(&all)) {
+        self.clips.clear();
+        for (k, b) in clip_bounds.iter().chain(std::iter::once(&all)).enumerate() {
             let (c, e) = (b.center(), b.size() * 0.5);
             let r = Vec3::new(c.x.abs() + e.x, 0.0, c.z.abs() + e.z).length();
-            self.clip_planes.push([
-                normals.map(|n| n.y * c.y),
-                normals.map(|n| (n.x.abs() + n.z.abs()) * r + n.y.abs() * e.y),
-            ]);
+            let radius = if k < clip_bounds.len() {
+                bounds_radius(b)
+            } else {
+                f32::NAN
+            };
+            self.clips.push([c.y, r, e.y, radius]);
         }
         self.lod =
             lod.and_then(|(curve, diameter)| LodThresholds::new(curve, diameter, bias, top, view));
         true
     }
+}
 
-    /// The fast culling answer for an actor at `position` with scale `scale` playing clip `clip`
-    /// (not cross-fading), in a crowd that casts shadows or not. `scale` must be positive and
-    /// finite.
-    #[inline]
-    pub(crate) fn cull(&self, position: Vec3, scale: f32, clip: usize, casts: bool) -> Cull {
-        let [a, b] = &self.clip_planes[clip.min(self.clip_planes.len() - 1)];
-        let mut dist = [0.0f32; LANES];
-        let mut reach = [0.0f32; LANES];
-        let mut beyond = false;
-        let mut inside = true;
-        for k in 0..LANES {
-            dist[k] = self.nx[k] * position.x + self.ny[k] * position.y + self.nz[k] * position.z
-                - self.d[k]
-                + scale * a[k];
-            reach[k] = scale * b[k];
-            beyond |= dist[k] > reach[k];
-            inside &= dist[k] < -reach[k];
-        }
-        if inside {
-            return Cull::Inside;
-        }
-        if !beyond {
-            return Cull::Unsure;
-        }
-        // Beyond a plane. Gone unless some light's sweep may bring the box back into the view.
-        if !casts || self.sweeps.is_empty() {
-            return Cull::Gone;
-        }
-        if self.sweeps.len() > MAX_SWEEPS {
-            return Cull::Unsure;
-        }
-        let swept_out = |sweep: &[f32; LANES]| {
-            (0..LANES).any(|k| dist[k] > reach[k] && dist[k] + sweep[k] > reach[k])
-        };
-        if self.sweeps.iter().all(swept_out) {
-            Cull::Gone
-        } else {
-            Cull::Unsure
-        }
+/// Classifies the block of `prev.len()` (at most [`BLOCK`]) actors from `first` through the
+/// fast path: `out[j]` gets actor `first + j`'s class where `decided[j]` comes back true; the
+/// others need the exact test. `prev` holds their classes of last frame. Every actor of the block
+/// must have whole records.
+pub(super) fn fast_block(
+    c: &Classifier,
+    fast: &FastFrame,
+    first: usize,
+    prev: &[u8],
+    out: &mut [u8; BLOCK],
+    decided: &mut [bool; BLOCK],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
+        // SAFETY: the CPU has AVX2 and F16C (checked just above).
+        unsafe { fast_block_f16c(c, fast, first, prev, out, decided) };
+        return;
+    }
+    fast_block_lanes::<SoftHalf>(c, fast, first, prev, out, decided);
+}
+
+/// [`fast_block_lanes`] compiled for 8-lane vectors with the F16C conversions (the same bits as
+/// the software's), so the same answers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+fn fast_block_f16c(
+    c: &Classifier,
+    fast: &FastFrame,
+    first: usize,
+    prev: &[u8],
+    out: &mut [u8; BLOCK],
+    decided: &mut [bool; BLOCK],
+) {
+    fast_block_lanes::<F16c>(c, fast, first, prev, out, decided);
+}
+
+/// The fast path over one block, in steps that each run over every lane: read the records,
+/// test the frustum's planes (and the shadow sweeps where some actor lies beyond a plane), the
+/// shadow reach and the level thresholds, then choose each lane's answer with selects.
+#[inline(always)]
+pub(super) fn fast_block_lanes<H: HalfLanes>(
+    c: &Classifier,
+    fast: &FastFrame,
+    first: usize,
+    prev: &[u8],
+    out: &mut [u8; BLOCK],
+    decided: &mut [bool; BLOCK],
+) {
+    let n = prev.len().min(BLOCK);
+    let a = c.actors;
+    let s = c.settings;
+    let mut x = [0.0f32; BLOCK];
+    let mut y = [0.0f32; BLOCK];
+    let mut z = [0.0f32; BLOCK];
+    let mut finite = [false; BLOCK];
+    let mut start = [0.0f32; BLOCK];
+    let mut code = [0.0f32; BLOCK];
+    let mut scale_bits = [0u16; BLOCK];
+    let mut blend_bits = [0u16; BLOCK];
+    let mut last = [CULLED; BLOCK];
+    let (ps, ss) = (a.placement_stride, a.state_stride);
+    let placements = a.placements[first * ps..].chunks(ps);
+    let states = a.states[first * ss..].chunks(ss);
+    for (j, ((p, st), &was)) in placements.zip(states).zip(prev).take(n).enumerate() {
+        let (p, st): (&[f32; 4], &[f32; 4]) =
+            (p[..4].try_into().unwrap(), st[..4].try_into().unwrap());
+        (x[j], y[j], z[j]) = (p[0], p[1], p[2]);
+        finite[j] = p[0].is_finite() & p[1].is_finite() & p[2].is_finite() & p[3].is_finite();
+        (start[j], code[j]) = (st[0], st[1]);
+        scale_bits[j] = (st[2].to_bits() >> 16) as u16;
+        blend_bits[j] = (st[3].to_bits() >> 16) as u16;
+        last[j] = was;
+    }
+    let scale = H::to_f32(&scale_bits);
+    let blend = H::to_f32(&blend_bits);
+
+    // What the lanes' clips say: the any-yaw box (placed and scaled) and its radius.
+    let table = fast.clips.len() - 1;
+    let mut ok = [false; BLOCK];
+    let mut centre_y = [0.0f32; BLOCK];
+    let mut across = [0.0f32; BLOCK];
+    let mut up = [0.0f32; BLOCK];
+    let mut radius = [0.0f32; BLOCK];
+    for j in 0..BLOCK {
+        // Codes are below 2^24 (`MAX_CODE`); others take the exact test.
+        let valid = (code[j] >= 0.0) & (code[j] < MAX_CODE);
+        let clip = (code[j] as i32 as u32 % CLIP_CODE_BASE) as usize;
+        let [cy, r, ey, rad] = fast.clips[clip.min(table)];
+        let fade = blend[j] - BLEND_BIAS;
+        let fading = (fade > 0.0) & (s.time - start[j] < fade);
+        let sc = scale[j];
+        ok[j] = (j < n) & valid & finite[j] & !fading & (sc > 0.0) & sc.is_finite();
+        centre_y[j] = y[j] + sc * cy;
+        across[j] = sc * r;
+        up[j] = sc * ey;
+        radius[j] = rad * sc;
     }
 
-    /// The level of an actor at `position` with scale `scale` (positive and finite) that had
-    /// `previous` last frame, exactly as `pick_level(curve.value(..) + bias, previous, top)`
-    /// decides up to float rounding at the boundaries; `None` without distance-based levels.
-    #[inline]
-    pub(crate) fn level(&self, position: Vec3, scale: f32, previous: Option<u8>) -> Option<u8> {
-        let t = self.lod.as_ref()?;
-        let q = t
-            .fixed
-            .unwrap_or_else(|| position.distance_squared(t.camera));
-        let s2 = scale * scale;
-        let top = (t.plain.len() - 1) as u8;
-        let plain = (1..t.plain.len())
-            .take_while(|&k| q >= t.plain[k] * s2)
-            .count() as u8;
-        Some(match previous {
-            Some(p) if p <= top => {
-                let [lo, hi] = t.keep[usize::from(p)];
-                if q >= lo * s2 && (q < hi * s2 || p == top) {
-                    p
-                } else {
-                    plain
+    // The frustum: wholly inside every plane, or wholly beyond one.
+    let mut inside = [true; BLOCK];
+    let mut beyond = [false; BLOCK];
+    let mut culled = [false; BLOCK];
+    if s.culling {
+        // Beyond a plane: gone, unless a light's sweep may bring the box back into the view
+        // (or an omni or spot light's shadow may: only the exact test tells). Per sweep, whether
+        // the box stays beyond one plane at both ends of it.
+        let casts = s.cast_shadows;
+        let gone_any = !casts || fast.sweeps.is_empty();
+        let sweeps_ok = fast.sweeps.len() <= MAX_SWEEPS;
+        let sweeps = if gone_any || !sweeps_ok {
+            &[][..]
+        } else {
+            &fast.sweeps[..]
+        };
+        let mut swept_out = [[false; BLOCK]; MAX_SWEEPS];
+        for k in 0..fast.planes {
+            let (nx, ny, nz, d) = (fast.nx[k], fast.ny[k], fast.nz[k], fast.d[k]);
+            let (h, v) = (fast.horizontal[k], fast.vertical[k]);
+            let mut dist = [0.0f32; BLOCK];
+            let mut reach = [0.0f32; BLOCK];
+            for j in 0..BLOCK {
+                let dk = nx * x[j] + ny * centre_y[j] + nz * z[j] - d;
+                let rk = h * across[j] + v * up[j];
+                dist[j] = dk;
+                reach[j] = rk;
+                beyond[j] |= dk > rk;
+                inside[j] &= dk < -rk;
+            }
+            for (sweep, out) in sweeps.iter().zip(&mut swept_out) {
+                let along = sweep[k];
+                for j in 0..BLOCK {
+                    out[j] |= (dist[j] > reach[j]) & (dist[j] + along > reach[j]);
                 }
             }
-            _ => plain,
-        })
+        }
+        let mut all_out = [true; BLOCK];
+        for out in &swept_out[..sweeps.len()] {
+            for j in 0..BLOCK {
+                all_out[j] &= out[j];
+            }
+        }
+        let spheres = casts && !c.spheres.is_empty();
+        for j in 0..BLOCK {
+            let gone = gone_any | (sweeps_ok & all_out[j]);
+            culled[j] = !inside[j] & beyond[j] & gone & !spheres;
+        }
+    }
+    let in_view = |j: usize| !s.culling | inside[j];
+
+    // The shadow reach: an actor in the view whose shadow cannot come near the camera casts
+    // none (the same operations as the exact test's `casts_within`).
+    let mut flag = [0u8; BLOCK];
+    if let (true, Some(lights), Some(view)) = (s.culling, c.reach, c.view) {
+        let mut near = [false; BLOCK];
+        for &(travel, limit) in lights {
+            for j in 0..BLOCK {
+                let (tx, ty, tz) = (
+                    view.camera.x - x[j],
+                    view.camera.y - y[j],
+                    view.camera.z - z[j],
+                );
+                let along = (tx * travel.x + ty * travel.y + tz * travel.z).max(0.0);
+                let (px, py, pz) = (
+                    tx - travel.x * along,
+                    ty - travel.y * along,
+                    tz - travel.z * along,
+                );
+                let r = limit + radius[j];
+                near[j] |= px * px + py * py + pz * pz <= r * r;
+            }
+        }
+        for j in 0..BLOCK {
+            // A clip past the table has no radius: the exact test decides.
+            ok[j] &= !radius[j].is_nan();
+            flag[j] = if near[j] { 0 } else { NO_CAST };
+        }
     }
 
-    /// Whether levels come from the tables.
-    pub(crate) fn has_lod(&self) -> bool {
-        self.lod.is_some()
+    // The level.
+    let mut level = [0u8; BLOCK];
+    let level_known = match &fast.lod {
+        Some(t) => {
+            level_lanes(t, &x, &y, &z, &scale, &last, c.top, &mut level);
+            true
+        }
+        None => c.shape.lod.is_none(),
+    };
+
+    for j in 0..BLOCK {
+        let shown = in_view(j);
+        decided[j] = ok[j] & (culled[j] | (shown & level_known));
+        out[j] = if culled[j] {
+            CULLED
+        } else {
+            level[j] | flag[j]
+        };
+    }
+}
+
+/// The levels of a block (see [`LodThresholds`]): the plain level from the thresholds, kept at
+/// last frame's while within its hysteresis band, exactly as `pick_level` up to float rounding at
+/// the boundaries.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn level_lanes(
+    t: &LodThresholds,
+    x: &[f32; BLOCK],
+    y: &[f32; BLOCK],
+    z: &[f32; BLOCK],
+    scale: &[f32; BLOCK],
+    last: &[u8; BLOCK],
+    top: u8,
+    level: &mut [u8; BLOCK],
+) {
+    let mut q = [0.0f32; BLOCK];
+    let mut s2 = [0.0f32; BLOCK];
+    for j in 0..BLOCK {
+        let (dx, dy, dz) = (x[j] - t.camera.x, y[j] - t.camera.y, z[j] - t.camera.z);
+        q[j] = t.fixed.unwrap_or(dx * dx + dy * dy + dz * dz);
+        s2[j] = scale[j] * scale[j];
+    }
+    let mut plain = [0u8; BLOCK];
+    let mut run = [true; BLOCK];
+    for &tk in &t.plain[1..] {
+        for j in 0..BLOCK {
+            run[j] &= q[j] >= tk * s2[j];
+            plain[j] += u8::from(run[j]);
+        }
+    }
+    let table_top = (t.plain.len() - 1) as u8;
+    debug_assert_eq!(table_top, top);
+    // Last frame's level where it is still inside its band (one pass per level, with selects,
+    // rather than a table lookup per lane).
+    let mut kept = [false; BLOCK];
+    for (p, &[lo, hi]) in (0u8..).zip(&t.keep) {
+        let open_top = p == table_top;
+        for j in 0..BLOCK {
+            let had = last[j] != CULLED && last[j] & LEVEL_BITS == p;
+            kept[j] |= had & (q[j] >= lo * s2[j]) & ((q[j] < hi * s2[j]) | open_top);
+        }
+    }
+    for j in 0..BLOCK {
+        level[j] = if kept[j] {
+            last[j] & LEVEL_BITS
+        } else {
+            plain[j]
+        };
     }
 }
 
@@ -224,23 +412,4 @@ impl LodThresholds {
             camera: view.camera,
         })
     }
-}
-
-/// An actor's placement and state as the fast path reads them, from a yaw record: position,
-/// scale and clip, or `None` when it needs the exact path (cross-fading, a scale that is not
-/// positive and finite, a position that is not finite).
-#[inline]
-pub(crate) fn simple_actor(
-    placement: &[f32],
-    state: &[f32],
-    time: f32,
-) -> Option<(Vec3, f32, usize)> {
-    let position = Vec3::new(placement[0], placement[1], placement[2]);
-    let scale = unpack_half2(state[2]).1;
-    let ok = !cross_fading(state, time)
-        && scale > 0.0
-        && scale.is_finite()
-        && position.is_finite()
-        && placement[3].is_finite();
-    ok.then_some((position, scale, (state[1] as u32 % CLIP_CODE_BASE) as usize))
 }

@@ -192,6 +192,20 @@ impl<'a> Actors<'a> {
         }
     }
 
+    /// How many actors from the first have whole placement and state records.
+    pub(super) fn whole(&self) -> usize {
+        let records = |floats: &[f32], stride: usize| {
+            if floats.len() < 4 || stride == 0 {
+                0
+            } else {
+                (floats.len() - 4) / stride + 1
+            }
+        };
+        self.count
+            .min(records(self.placements, self.placement_stride))
+            .min(records(self.states, self.state_stride))
+    }
+
     /// Actor `i`'s scale as the LOD formula takes it: its uniform scale, or its basis' longest
     /// column.
     pub(super) fn size(&self, i: usize) -> Option<f32> {

@@ -2,9 +2,10 @@ use glam::Vec3;
 
 use super::*;
 use crate::bounds::Bounds;
-use crate::crowd::frame_fast::FastFrame;
+use crate::crowd::frame_fast::{fast_block, fast_block_lanes, FastFrame, BLOCK};
 use crate::crowd::frame_input::{Plane, Projection};
 use crate::crowd::records::{pack_actor_record, pack_model_instance, yaw_basis, ActorState};
+use crate::half::SoftHalf;
 use crate::lod_distance::{actor_diameter, screen_constant, LodCurve, DEFAULT_SWITCH_DISTANCES};
 
 /// The generated soldier's size: 0.8 x 1.8 x 0.6 m, feet at 0.
@@ -817,7 +818,6 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
         let reach = view
             .reach_limits()
             .filter(|_| settings.culling && settings.cast_shadows);
-        let radii: Vec<f32> = shape.clip_bounds.iter().map(bounds_radius).collect();
         let mut fast = FastFrame::default();
         assert!(fast.prepare(&view, &shape.clip_bounds, shape.lod, settings.lod_bias, top));
         let classify = Classifier {
@@ -829,15 +829,35 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
             fast: Some(&fast),
             spheres: &view.spheres_in_view(),
             reach: reach.as_deref(),
-            radii: &radii,
         };
-        for i in 0..states.len() {
-            let previous = [CULLED, 0, 1, 2, SHADOW_ONLY | 1, NO_CAST | 2][i % 6];
-            if let Some(got) = classify.classify_fast(i, previous) {
-                let want = classify.classify_exact(i, previous);
-                assert_eq!(got, want, "round {round}, actor {i}: {:?}", states[i]);
-                compared += 1;
-                no_cast += usize::from(want != CULLED && want & NO_CAST != 0);
+        let previous: Vec<u8> = (0..states.len())
+            .map(|i| [CULLED, 0, 1, 2, SHADOW_ONLY | 1, NO_CAST | 2][i % 6])
+            .collect();
+        let (mut got, mut decided) = ([0u8; BLOCK], [false; BLOCK]);
+        for (b, prev) in previous.chunks(BLOCK).enumerate() {
+            fast_block(&classify, &fast, b * BLOCK, prev, &mut got, &mut decided);
+            // The portable build of the block (no AVX2 or F16C) answers the same.
+            let (mut soft, mut soft_decided) = ([0u8; BLOCK], [false; BLOCK]);
+            fast_block_lanes::<SoftHalf>(
+                &classify,
+                &fast,
+                b * BLOCK,
+                prev,
+                &mut soft,
+                &mut soft_decided,
+            );
+            assert_eq!(soft_decided, decided, "round {round}, block {b}");
+            for j in (0..prev.len()).filter(|&j| decided[j]) {
+                assert_eq!(soft[j], got[j], "round {round}, block {b}, lane {j}");
+            }
+            for (j, &p) in prev.iter().enumerate() {
+                let i = b * BLOCK + j;
+                if decided[j] {
+                    let want = classify.classify_exact(i, p);
+                    assert_eq!(got[j], want, "round {round}, actor {i}: {:?}", states[i]);
+                    compared += 1;
+                    no_cast += usize::from(want != CULLED && want & NO_CAST != 0);
+                }
             }
         }
     }
@@ -848,5 +868,41 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
     assert!(
         no_cast > 100,
         "{no_cast} actors in view beyond the shadow reach"
+    );
+}
+
+#[test]
+fn actors_past_their_records_are_culled_and_the_rest_keep_their_answers() {
+    // 70 actors counted (one whole block of the fast path and a part of one), records for 67.
+    let shape = shape(&[soldier()], &[3]);
+    let view = box_view(Vec3::new(0.0, 2.0, -40.0));
+    let states: Vec<ActorState> = (0..70)
+        .map(|i| at(Vec3::new(i as f32 * 0.5 - 17.0, 0.0, i as f32 - 35.0)))
+        .collect();
+    let (recs, stride) = records(&states, None);
+    let settings = FrameSettings::default();
+    let mut frame = CrowdFrame::new();
+    let short = Actors::interleaved(&recs[..67 * stride], stride, 70);
+    let texels: Vec<u32> = (0..70)
+        .map(|i| u32::from_le_bytes(pack_model_instance(i, 0)))
+        .collect();
+    frame.run(&short, &[&texels], &shape, Some(&view), &settings);
+    let lists: Vec<Vec<u32>> = (0..3).map(|l| frame.view_list(0, l).to_vec()).collect();
+    let mut whole = CrowdFrame::new();
+    let want = run(
+        &mut whole,
+        &states[..67],
+        None,
+        &shape,
+        Some(&view),
+        &settings,
+    );
+    for (l, (list, want)) in lists.iter().zip(&want.0).enumerate() {
+        let got: Vec<u32> = list.iter().map(|t| t & 0xff_ffff).collect();
+        assert_eq!(&got, want, "level {l}");
+    }
+    assert!(
+        want.0.iter().map(Vec::len).sum::<usize>() > 10,
+        "some drawn"
     );
 }
