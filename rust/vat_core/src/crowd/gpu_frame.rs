@@ -87,9 +87,9 @@ pub const MODE_COMMANDS: u32 = 2;
 /// Why a view cannot go to the GPU frame (the node then runs the CPU frame).
 #[derive(Debug, Clone, PartialEq)]
 pub enum GpuParamsError {
-    /// More frustum planes than [`GPU_MAX_PLANES`].
+    /// More frustum planes than `GPU_MAX_PLANES`.
     TooManyPlanes(usize),
-    /// More shadowed directional lights than [`GPU_MAX_SWEEPS`].
+    /// More shadowed directional lights than `GPU_MAX_SWEEPS`.
     TooManySweeps(usize),
 }
 

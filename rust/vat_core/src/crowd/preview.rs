@@ -53,7 +53,7 @@ pub fn clip_index(spec: &str, clips: &[Clip]) -> Result<usize> {
 }
 
 /// Distance between neighbouring preview instances for a character whose bounds measure `size`
-/// (x, y, z): its wider horizontal side plus [`GAP`] of it; 1 for empty or broken bounds.
+/// (x, y, z): its wider horizontal side plus `GAP` of it; 1 for empty or broken bounds.
 pub fn spacing(size: [f32; 3]) -> f32 {
     let width = size[0].max(size[2]);
     if width.is_finite() && width > 0.0 {

@@ -38,7 +38,7 @@
 //! whose silhouettes check best.
 //!
 //! Either way, poses also shape the simplification: the manifold-safe collapses weigh their
-//! error in up to [`SHAPE_POSES`] of them, chosen far apart (each surface vertex follows its
+//! error in up to `SHAPE_POSES` of them, chosen far apart (each surface vertex follows its
 //! nearest source triangle there), so triangles that would cut into a bent knee or a raised arm
 //! cost what they cost in that pose, not what they cost in the reference pose.
 //!
