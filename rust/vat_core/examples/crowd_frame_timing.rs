@@ -1,7 +1,7 @@
 //! Times the engine-free CPU work of one battle frame, 100,000 actors carrying three models with
-//! a third of them in view: moving every actor (`crowd_move`), splitting the
-//! records into the placement and state textures (`crowd_recent`) and the crowd frame (culling and
-//! levels): `cargo run --release -p vat_core --example crowd_frame_timing [ACTORS]`.
+//! a third of them in view: moving every actor (`crowd_move`), switching the clips of 2% of them
+//! with a cross-fade, splitting the records into the placement and state textures
+//! (`crowd_recent`) and the crowd frame (culling and levels): `cargo run --release -p vat_core --example crowd_frame_timing [ACTORS]`.
 //! A development aid, not a benchmark of a game frame (see `cargo xtask bench update`): it prints
 //! the fastest of many runs, which filters out other processes on a shared machine, on one
 //! thread (the frame splits large crowds over rayon's threads; per thread is what it costs).
@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use glam::Vec3;
 use vat_core::bounds::Bounds;
-use vat_core::crowd::move_actors_bulk;
 use vat_core::crowd::RecentStates;
+use vat_core::crowd::{apply_blends_bulk, move_actors_bulk, set_clips_bulk, BulkBlends};
 use vat_core::crowd::{pack_actor_record, pack_model_instance, ActorState};
 use vat_core::crowd::{Actors, CrowdFrame, CrowdShape, FrameSettings, Plane, Projection, View};
 use vat_core::lod_distance::{actor_diameter, screen_constant, LodCurve, DEFAULT_SWITCH_DISTANCES};
@@ -107,6 +107,22 @@ fn time_frame() {
     let move_ms = fastest(&mut || {
         move_actors_bulk(&mut records, &moves).unwrap();
     });
+    // 2% of the actors switch clips and cross-fade from the last one, as in a battle frame.
+    let changers: Vec<i32> = (0..n as i32).step_by(50).collect();
+    let new_clips: Vec<i32> = changers.iter().map(|&i| (i + 1) % 5).collect();
+    let old_clips: Vec<i32> = changers.iter().map(|&i| i % 5).collect();
+    let starts = vec![1.0f32; changers.len()];
+    let fades = vec![0.25f32; changers.len()];
+    let change_ms = fastest(&mut || {
+        set_clips_bulk(&mut records, 8, &changers, &new_clips, &starts, 5, 0.0).unwrap();
+        let blends = BulkBlends {
+            actor_ids: &changers,
+            prev_clips: &old_clips,
+            prev_start_times: &starts,
+            blend_times: &fades,
+        };
+        apply_blends_bulk(&mut records, 8, &blends, 5, 0.0).unwrap();
+    });
     let (mut placements, mut states) = (vec![0.0f32; n * 4], vec![0.0f32; n * 4]);
     // Each run 2% of the actors start their clip again (a new start time), as in a battle, and
     // one actor moves (so placements go up, as they do when the crowd moves).
@@ -126,7 +142,7 @@ fn time_frame() {
     let classify_ms = fastest(&mut || frame.run(&actors, &[], &shape, Some(&view), &settings));
     let frame_ms = fastest(&mut || frame.run(&actors, &models, &shape, Some(&view), &settings));
     println!(
-        "{n} actors, fastest of 100 (ms): move {move_ms:.3}, split {split_ms:.3}, frame {frame_ms:.3} \
+        "{n} actors, fastest of 100 (ms): move {move_ms:.3}, 2% change clips {change_ms:.3}, split {split_ms:.3}, frame {frame_ms:.3} \
          (classification alone {classify_ms:.3}, {:.1} ns per actor); \
          in view per level {:?}, shadow only {}",
         classify_ms * 1e6 / n as f64,

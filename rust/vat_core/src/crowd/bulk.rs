@@ -146,14 +146,12 @@ pub fn apply_blends_bulk(
                 len: n_clips as usize,
             });
         }
-        validate::crowd_time(
-            f64::from(blends.prev_start_times[i]),
-            &format!("previous start time of entry {i}"),
-        )?;
-        validate::blend_time(
-            f64::from(blends.blend_times[i]),
-            &format!("blend time of entry {i}"),
-        )?;
+        validate::crowd_time_named(f64::from(blends.prev_start_times[i]), || {
+            format!("previous start time of entry {i}")
+        })?;
+        validate::blend_time_named(f64::from(blends.blend_times[i]), || {
+            format!("blend time of entry {i}")
+        })?;
     }
     for i in 0..n {
         let at = blends.actor_ids[i] as usize * stride;

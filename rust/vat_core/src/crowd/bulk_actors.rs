@@ -336,7 +336,7 @@ impl BulkActors<'_> {
             }
         }
         if let Some(s) = self.start_times {
-            validate::crowd_time(f64::from(s[i]), &format!("start time of actor {i}"))?;
+            validate::crowd_time_named(f64::from(s[i]), || format!("start time of actor {i}"))?;
         }
         match self.clips.map(|c| c[i]) {
             Some(c) if c < 0 || c as u32 >= self.n_clips => Err(VatError::IndexOutOfRange {

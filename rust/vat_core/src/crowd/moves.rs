@@ -116,7 +116,7 @@ pub fn set_clips_bulk(
                 len: n_clips as usize,
             });
         }
-        validate::crowd_time(f64::from(t), &format!("start time of entry {i}"))?;
+        validate::crowd_time_named(f64::from(t), || format!("start time of entry {i}"))?;
     }
     let no_blend = crate::crowd::records::no_blend_tail();
     let mut changes = Vec::with_capacity(actor_ids.len());

@@ -15,9 +15,9 @@ const SPEED_RULE: &str = "finite and within +-65504 (an actor stores its speed a
 const TIME_RULE: &str = "finite and within +-2^32 seconds (4294967296)";
 const BLEND_RULE: &str = "finite and at most 60000 seconds (0 or less: no cross-fade)";
 
-fn bad(what: &str, value: f64, allowed: &'static str) -> VatError {
+fn bad(what: String, value: f64, allowed: &'static str) -> VatError {
     VatError::BadValue {
-        what: what.to_string(),
+        what,
         value,
         allowed,
     }
@@ -29,17 +29,23 @@ pub fn speed(value: f64, what: &str) -> Result<f32> {
     if value.is_finite() && value.abs() <= MAX_SPEED {
         Ok(value as f32)
     } else {
-        Err(bad(what, value, SPEED_RULE))
+        Err(bad(what.to_string(), value, SPEED_RULE))
     }
 }
 
 /// A crowd time (the clock, a start time): [`VatError::BadValue`] unless finite and within
 /// [`MAX_CROWD_TIME`].
 pub fn crowd_time(value: f64, what: &str) -> Result<f64> {
+    crowd_time_named(value, || what.to_string())
+}
+
+/// [`crowd_time`], naming the value only if it is refused: bulk calls name the entry, and
+/// formatting that name for every accepted entry cost more than the rest of the check.
+pub fn crowd_time_named(value: f64, what: impl FnOnce() -> String) -> Result<f64> {
     if time_ok(value) {
         Ok(value)
     } else {
-        Err(bad(what, value, TIME_RULE))
+        Err(bad(what(), value, TIME_RULE))
     }
 }
 
@@ -52,10 +58,15 @@ pub fn time_ok(value: f64) -> bool {
 /// A cross-fade length: [`VatError::BadValue`] unless finite and at most
 /// [`MAX_BLEND_TIME`](crate::crowd::records::MAX_BLEND_TIME); returns it as stored, negative as 0.
 pub fn blend_time(value: f64, what: &str) -> Result<f32> {
+    blend_time_named(value, || what.to_string())
+}
+
+/// [`blend_time`], naming the value only if it is refused (see [`crowd_time_named`]).
+pub fn blend_time_named(value: f64, what: impl FnOnce() -> String) -> Result<f32> {
     if value.is_finite() && value <= f64::from(crate::crowd::records::MAX_BLEND_TIME) {
         Ok(value.max(0.0) as f32)
     } else {
-        Err(bad(what, value, BLEND_RULE))
+        Err(bad(what(), value, BLEND_RULE))
     }
 }
 
