@@ -1,7 +1,8 @@
 //! Times the engine-free CPU work of one battle frame, 100,000 actors carrying three models with
 //! a third of them in view: moving every actor (`crowd_move`), switching the clips of 2% of them
 //! with a cross-fade, splitting the records into the placement and state textures
-//! (`crowd_recent`) and the crowd frame (culling and levels): `cargo run --release -p vat_core --example crowd_frame_timing [ACTORS]`.
+//! (`crowd_recent`) and the crowd frame (culling and levels):
+//! `cargo run --release -p vat_core --example crowd_frame_timing [ACTORS]`.
 //! A development aid, not a benchmark of a game frame (see `cargo xtask bench update`): it prints
 //! the fastest of many runs, which filters out other processes on a shared machine, on one
 //! thread (the frame splits large crowds over rayon's threads; per thread is what it costs).
