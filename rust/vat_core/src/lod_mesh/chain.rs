@@ -1,7 +1,7 @@
 //! The whole chain: weld (LOD0), simplify (LOD1), remesh (LOD2), one shared column list.
 
 use super::checked::checked_lod1;
-use super::silhouette::SourceSilhouettes;
+use super::silhouette::{SourceMasks, SourceSilhouettes};
 use super::weld::weld;
 use super::{LodChain, LodSettings, LodSource, SilhouetteReport};
 use crate::error::{Result, VatError};
@@ -28,7 +28,7 @@ pub fn build_chain(
     settings: &LodSettings,
     poses: &[Vec<glam::Vec3>],
 ) -> Result<LodChain> {
-    build_chain_with(source, settings, poses, false).map(|(chain, _)| chain)
+    build_chain_with(source, settings, poses, false).map(|(chain, ..)| chain)
 }
 
 /// [`build_chain`], with the silhouette report over `poses` of each level (LOD0 and LOD1
@@ -40,6 +40,17 @@ pub fn build_checked_chain(
     settings: &LodSettings,
     poses: &[Vec<glam::Vec3>],
 ) -> Result<(LodChain, Vec<Option<SilhouetteReport>>)> {
+    build_chain_with(source, settings, poses, true).map(|(chain, reports, _)| (chain, reports))
+}
+
+/// [`build_checked_chain`], also returning the source silhouettes the levels were checked
+/// against, for checking a level again where it is drawn another way
+/// ([`super::check_placed_silhouettes_against`]) without rendering the source once more.
+pub fn build_checked_chain_keeping_masks(
+    source: &LodSource,
+    settings: &LodSettings,
+    poses: &[Vec<glam::Vec3>],
+) -> Result<(LodChain, Vec<Option<SilhouetteReport>>, SourceMasks)> {
     build_chain_with(source, settings, poses, true)
 }
 
@@ -49,7 +60,7 @@ fn build_chain_with(
     settings: &LodSettings,
     poses: &[Vec<glam::Vec3>],
     with_lod0: bool,
-) -> Result<(LodChain, Vec<Option<SilhouetteReport>>)> {
+) -> Result<(LodChain, Vec<Option<SilhouetteReport>>, SourceMasks)> {
     validate_settings(settings)?;
     validate_source(source)?;
     let lod0 = weld(source, settings);
@@ -72,7 +83,11 @@ fn build_chain_with(
             levels: vec![lod0.level, lod1],
             columns: lod0.columns,
         };
-        return Ok((chain, vec![lod0_report, Some(lod1_report)]));
+        return Ok((
+            chain,
+            vec![lod0_report, Some(lod1_report)],
+            masks.into_masks(),
+        ));
     }
     let (mut lod2, lod2_columns, lod2_report) =
         best_lod2(source, settings, poses, &masks, lod1.triangle_count())?;
@@ -86,7 +101,11 @@ fn build_chain_with(
         levels: vec![lod0.level, lod1, lod2],
         columns,
     };
-    Ok((chain, vec![lod0_report, Some(lod1_report), lod2_report]))
+    Ok((
+        chain,
+        vec![lod0_report, Some(lod1_report), lod2_report],
+        masks.into_masks(),
+    ))
 }
 
 /// Finer automatic voxel sizes tried after the default, as cells along the largest extent.

@@ -29,11 +29,12 @@ mod simplify;
 mod test_meshes;
 mod weld;
 
-pub use chain::{build_chain, build_checked_chain};
+pub use chain::{build_chain, build_checked_chain, build_checked_chain_keeping_masks};
 pub use columns::{apply_columns, level_positions};
 pub use silhouette::{
-    check_placed_silhouettes, check_silhouettes, silhouette_image, SilhouetteImage,
-    SilhouetteReport, MAX_HOLES_PCT, MAX_LOSS_PCT, SILHOUETTE_SIZE, SILHOUETTE_VIEWS,
+    check_placed_silhouettes, check_placed_silhouettes_against, check_silhouettes,
+    silhouette_image, SilhouetteImage, SilhouetteReport, SourceMasks, MAX_HOLES_PCT, MAX_LOSS_PCT,
+    SILHOUETTE_SIZE, SILHOUETTE_VIEWS,
 };
 
 /// One image a surface may be drawn with (its albedo, or one texture variation), as RGBA8 rows

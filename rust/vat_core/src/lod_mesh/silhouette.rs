@@ -14,6 +14,7 @@
 
 use glam::{Vec2, Vec3};
 
+pub use super::silhouette_cache::SourceMasks;
 pub(crate) use super::silhouette_cache::SourceSilhouettes;
 use super::{level_positions, LodChain, LodSource};
 pub(crate) use rows::Rows;
@@ -96,6 +97,24 @@ pub fn check_placed_silhouettes(
     placed: &[Vec<Vec3>],
 ) -> SilhouetteReport {
     SourceSilhouettes::new(source, poses).check_placed(chain, level, placed)
+}
+
+/// [`check_placed_silhouettes`] against the source silhouettes `masks` kept from building
+/// `chain` over the same `source` and `poses` ([`super::build_checked_chain_keeping_masks`]),
+/// instead of rendering them again; the same report. Masks of another number of views are not
+/// used (the source is rendered anew).
+pub fn check_placed_silhouettes_against(
+    masks: &SourceMasks,
+    source: &LodSource,
+    chain: &LodChain,
+    level: usize,
+    poses: &[Vec<Vec3>],
+    placed: &[Vec<Vec3>],
+) -> SilhouetteReport {
+    match SourceSilhouettes::from_masks(source, poses, masks) {
+        Some(kept) => kept.check_placed(chain, level, placed),
+        None => check_placed_silhouettes(source, chain, level, poses, placed),
+    }
 }
 
 /// The masks of `source` and `chain`'s level `level` in `pose` seen from view `view`.

@@ -22,6 +22,7 @@ use super::{level_positions, LodChain, LodSource, SilhouetteReport};
 const POSES_PER_ROUND: usize = 8;
 
 /// One view of one pose of the source.
+#[derive(Clone)]
 struct SourceView {
     framing: Framing,
     /// The source's mask.
@@ -35,7 +36,22 @@ pub(crate) struct SourceSilhouettes<'a> {
     source: &'a LodSource,
     poses: Cow<'a, [Vec<Vec3>]>,
     /// Pose-major: view `v` of pose `p` at `p * SILHOUETTE_VIEWS + v`.
+    views: Cow<'a, [SourceView]>,
+}
+
+/// The source's silhouettes that a chain was checked against, kept after the chain was built
+/// ([`super::build_checked_chain_keeping_masks`]) so a level drawn another way can be checked
+/// again without rendering the source once more
+/// ([`super::check_placed_silhouettes_against`]). About 4 KiB per view of each pose.
+pub struct SourceMasks {
     views: Vec<SourceView>,
+}
+
+impl SourceMasks {
+    /// Views held (poses times [`SILHOUETTE_VIEWS`]).
+    pub fn view_count(&self) -> usize {
+        self.views.len()
+    }
 }
 
 impl<'a> SourceSilhouettes<'a> {
@@ -47,7 +63,7 @@ impl<'a> SourceSilhouettes<'a> {
         } else {
             Cow::Borrowed(poses)
         };
-        let views = (0..poses.len() * SILHOUETTE_VIEWS as usize)
+        let views: Vec<SourceView> = (0..poses.len() * SILHOUETTE_VIEWS as usize)
             .into_par_iter()
             .map(|i| {
                 let pose = &poses[i / SILHOUETTE_VIEWS as usize];
@@ -64,7 +80,37 @@ impl<'a> SourceSilhouettes<'a> {
         Self {
             source,
             poses,
-            views,
+            views: Cow::Owned(views),
+        }
+    }
+
+    /// The silhouettes of `source` in `poses` from `masks`, rendered before for the same source
+    /// and poses; `None` if `masks` holds another number of views (then render them anew).
+    pub(crate) fn from_masks(
+        source: &'a LodSource,
+        poses: &'a [Vec<Vec3>],
+        masks: &'a SourceMasks,
+    ) -> Option<Self> {
+        let wanted = poses.len().max(1) * SILHOUETTE_VIEWS as usize;
+        if masks.views.len() != wanted {
+            return None;
+        }
+        let poses: Cow<'a, [Vec<Vec3>]> = if poses.is_empty() {
+            Cow::Owned(vec![source.positions.clone()])
+        } else {
+            Cow::Borrowed(poses)
+        };
+        Some(Self {
+            source,
+            poses,
+            views: Cow::Borrowed(&masks.views),
+        })
+    }
+
+    /// The rendered silhouettes, kept for a later check.
+    pub(crate) fn into_masks(self) -> SourceMasks {
+        SourceMasks {
+            views: self.views.into_owned(),
         }
     }
 

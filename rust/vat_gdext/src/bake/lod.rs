@@ -10,8 +10,9 @@ use godot::prelude::*;
 use vat_core::bake::EncodedVat;
 use vat_core::clip::Clip;
 use vat_core::lod_mesh::{
-    apply_columns, build_checked_chain, check_placed_silhouettes, check_silhouettes,
-    silhouette_image, ColumnSource, LodChain, LodSettings, LodSource, SilhouetteReport,
+    apply_columns, build_checked_chain_keeping_masks, check_placed_silhouettes_against,
+    check_silhouettes, silhouette_image, ColumnSource, LodChain, LodSettings, LodSource,
+    SilhouetteReport, SourceMasks,
 };
 
 use super::collect::Character;
@@ -70,6 +71,8 @@ pub struct BoundLevel {
     pub columns: Vec<u32>,
     /// Source-vertex positions in each checked pose.
     pub poses: Vec<Vec<glam::Vec3>>,
+    /// The source's silhouettes in those poses, rendered while the chain was built.
+    pub masks: SourceMasks,
     /// The baked frame of each pose.
     pub frames: Vec<u32>,
 }
@@ -77,7 +80,14 @@ pub struct BoundLevel {
 impl BoundLevel {
     /// The level's hole check with its vertices at `placed[pose]` (the level's vertex order).
     pub fn check(&self, placed: &[Vec<glam::Vec3>]) -> SilhouetteReport {
-        check_placed_silhouettes(&self.source, &self.chain, self.level, &self.poses, placed)
+        check_placed_silhouettes_against(
+            &self.masks,
+            &self.source,
+            &self.chain,
+            self.level,
+            &self.poses,
+            placed,
+        )
     }
 }
 
@@ -164,7 +174,8 @@ pub fn bake_lod(
     source.textures = lod_source::surface_images(character, variations);
     let frames = lod_source::pose_frames(clips);
     let poses = lod_source::poses(vat, &frames);
-    let (chain, reports) = match build_checked_chain(&source, settings, &poses) {
+    let (chain, reports, masks) = match build_checked_chain_keeping_masks(&source, settings, &poses)
+    {
         Ok(built) => built,
         Err(e) => {
             let why = format!(
@@ -328,6 +339,7 @@ pub fn bake_lod(
         columns,
         poses,
         frames,
+        masks,
     });
     Ok(Ok(LodBake {
         vat: new_vat,

@@ -3,7 +3,8 @@ use glam::Vec3;
 use super::*;
 use crate::lod_mesh::test_meshes::{capsule_limb, cell_uv, palette, seamed_cylinder};
 use crate::lod_mesh::{
-    check_silhouettes, level_positions, ColumnSource, LodLevel, SilhouetteReport, SurfaceTexture,
+    check_placed_silhouettes, check_placed_silhouettes_against, check_silhouettes, level_positions,
+    ColumnSource, LodLevel, SilhouetteReport, SurfaceTexture, SILHOUETTE_VIEWS,
 };
 
 fn settings() -> LodSettings {
@@ -211,4 +212,46 @@ fn the_checked_chain_reports_every_level_as_a_check_of_its_own_does() {
         );
     }
     assert_eq!(build_chain(&source, &settings(), &poses).unwrap(), chain);
+}
+
+#[test]
+fn kept_source_masks_check_a_placed_level_as_a_fresh_render_does() {
+    let source = capsule_limb(24, 8, 6);
+    let poses: Vec<Vec<Vec3>> = (0..4)
+        .map(|k| {
+            let bend = k as f32 * 0.25;
+            source
+                .positions
+                .iter()
+                .map(|p| *p + Vec3::new((p.y - 1.0).max(0.0) * bend, 0.0, 0.0))
+                .collect()
+        })
+        .collect();
+    let (chain, reports, masks) =
+        build_checked_chain_keeping_masks(&source, &settings(), &poses).unwrap();
+    assert_eq!(
+        (chain.clone(), reports),
+        build_checked_chain(&source, &settings(), &poses).unwrap()
+    );
+    assert_eq!(masks.view_count(), poses.len() * SILHOUETTE_VIEWS as usize);
+    let last = chain.levels.len() - 1;
+    let bound: Vec<Vec<Vec3>> = poses
+        .iter()
+        .map(|p| level_positions(&chain, last, p))
+        .collect();
+    // The level where binding puts it, and the level left unbent in every pose (holes).
+    let unbent: Vec<Vec<Vec3>> = vec![bound[0].clone(); poses.len()];
+    for placed in [&bound, &unbent] {
+        let fresh = check_placed_silhouettes(&source, &chain, last, &poses, placed);
+        let kept = check_placed_silhouettes_against(&masks, &source, &chain, last, &poses, placed);
+        assert_eq!(kept, fresh);
+    }
+    assert!(
+        !check_placed_silhouettes_against(&masks, &source, &chain, last, &poses, &unbent).passes()
+    );
+    // Masks of other poses are not used: the check renders the source of these.
+    let fewer = &poses[..2];
+    let fresh = check_placed_silhouettes(&source, &chain, last, fewer, &bound[..2]);
+    let kept = check_placed_silhouettes_against(&masks, &source, &chain, last, fewer, &bound[..2]);
+    assert_eq!(kept, fresh);
 }
