@@ -188,20 +188,25 @@ fn a_lod2_that_fails_is_rebuilt_at_a_larger_target() {
     assert!(report.unwrap().score().is_finite());
 }
 
-#[test]
-fn the_checked_chain_reports_every_level_as_a_check_of_its_own_does() {
-    let source = capsule_limb(24, 8, 6);
-    // Poses that bend the capsule above y = 1, more and more.
-    let poses: Vec<Vec<Vec3>> = (0..6)
+/// `count` poses that bend `source` above y = 1, each `step` more than the last (the first
+/// unbent).
+fn bent_poses(source: &LodSource, count: usize, step: f32) -> Vec<Vec<Vec3>> {
+    (0..count)
         .map(|k| {
-            let bend = k as f32 * 0.2;
+            let bend = k as f32 * step;
             source
                 .positions
                 .iter()
                 .map(|p| *p + Vec3::new((p.y - 1.0).max(0.0) * bend, 0.0, 0.0))
                 .collect()
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn the_checked_chain_reports_every_level_as_a_check_of_its_own_does() {
+    let source = capsule_limb(24, 8, 6);
+    let poses = bent_poses(&source, 6, 0.2);
     let (chain, reports) = build_checked_chain(&source, &settings(), &poses).unwrap();
     assert_eq!(reports.len(), chain.levels.len());
     for (level, report) in reports.iter().enumerate() {
@@ -217,16 +222,7 @@ fn the_checked_chain_reports_every_level_as_a_check_of_its_own_does() {
 #[test]
 fn kept_source_masks_check_a_placed_level_as_a_fresh_render_does() {
     let source = capsule_limb(24, 8, 6);
-    let poses: Vec<Vec<Vec3>> = (0..4)
-        .map(|k| {
-            let bend = k as f32 * 0.25;
-            source
-                .positions
-                .iter()
-                .map(|p| *p + Vec3::new((p.y - 1.0).max(0.0) * bend, 0.0, 0.0))
-                .collect()
-        })
-        .collect();
+    let poses = bent_poses(&source, 4, 0.25);
     let (chain, reports, masks) =
         build_checked_chain_keeping_masks(&source, &settings(), &poses).unwrap();
     assert_eq!(
