@@ -191,18 +191,33 @@ pub(super) fn fast_block_lanes<H: HalfLanes>(
     let mut blend_bits = [0u16; BLOCK];
     let mut last = [CULLED; BLOCK];
     let (ps, ss) = (a.placement_stride, a.state_stride);
-    let placements = a.placements[first * ps..].chunks(ps);
-    let states = a.states[first * ss..].chunks(ss);
-    for (j, ((p, st), &was)) in placements.zip(states).zip(prev).take(n).enumerate() {
-        let (p, st): (&[f32; 4], &[f32; 4]) =
-            (p[..4].try_into().unwrap(), st[..4].try_into().unwrap());
+    let mut read = |j: usize, p: &[f32; 4], st: &[f32; 4]| {
         (x[j], y[j], z[j]) = (p[0], p[1], p[2]);
         finite[j] = p[0].is_finite() & p[1].is_finite() & p[2].is_finite() & p[3].is_finite();
         (start[j], code[j]) = (st[0], st[1]);
         scale_bits[j] = (st[2].to_bits() >> 16) as u16;
         blend_bits[j] = (st[3].to_bits() >> 16) as u16;
-        last[j] = was;
+    };
+    let interleaved =
+        ps == 8 && ss == 8 && std::ptr::eq(a.states.as_ptr(), a.placements[4..].as_ptr());
+    if interleaved && n == BLOCK {
+        // Today's records (placement then state, 8 floats): whole records of a whole block, so
+        // the reads go without per-actor bounds checks.
+        let block: &[f32; BLOCK * 8] = a.placements[first * 8..(first + BLOCK) * 8]
+            .try_into()
+            .expect("a whole block of records");
+        for j in 0..BLOCK {
+            let r = &block[j * 8..j * 8 + 8];
+            read(j, r[..4].try_into().unwrap(), r[4..].try_into().unwrap());
+        }
+    } else {
+        let placements = a.placements[first * ps..].chunks(ps);
+        let states = a.states[first * ss..].chunks(ss);
+        for (j, (p, st)) in placements.zip(states).take(n).enumerate() {
+            read(j, p[..4].try_into().unwrap(), st[..4].try_into().unwrap());
+        }
     }
+    last[..n].copy_from_slice(&prev[..n]);
     let scale = H::to_f32(&scale_bits);
     let blend = H::to_f32(&blend_bits);
 
