@@ -228,15 +228,24 @@ pub(super) fn fast_block_lanes<H: HalfLanes>(
     let mut across = [0.0f32; BLOCK];
     let mut up = [0.0f32; BLOCK];
     let mut radius = [0.0f32; BLOCK];
+    let mut index = [0u32; BLOCK];
     for j in 0..BLOCK {
         // Codes are below 2^24 (`MAX_CODE`); others take the exact test.
         let valid = (code[j] >= 0.0) & (code[j] < MAX_CODE);
-        let clip = (code[j] as i32 as u32 % CLIP_CODE_BASE) as usize;
-        let [cy, r, ey, rad] = fast.clips[clip.min(table)];
+        index[j] = (code[j] as i32 as u32 % CLIP_CODE_BASE).min(table as u32);
         let fade = blend[j] - BLEND_BIAS;
         let fading = (fade > 0.0) & (s.time - start[j] < fade);
         let sc = scale[j];
         ok[j] = (j < n) & valid & finite[j] & !fading & (sc > 0.0) & sc.is_finite();
+    }
+    // The table lookups alone, so the steps around them vectorise.
+    let mut row = [[0.0f32; 4]; BLOCK];
+    for j in 0..BLOCK {
+        row[j] = fast.clips[index[j] as usize];
+    }
+    for j in 0..BLOCK {
+        let [cy, r, ey, rad] = row[j];
+        let sc = scale[j];
         centre_y[j] = y[j] + sc * cy;
         across[j] = sc * r;
         up[j] = sc * ey;
