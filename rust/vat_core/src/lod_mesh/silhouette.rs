@@ -101,8 +101,9 @@ pub fn check_placed_silhouettes(
 
 /// [`check_placed_silhouettes`] against the source silhouettes `masks` kept from building
 /// `chain` over the same `source` and `poses` ([`super::build_checked_chain_keeping_masks`]),
-/// instead of rendering them again; the same report. Masks of another number of views are not
-/// used (the source is rendered anew).
+/// instead of rendering them again; the same report. Masks rendered from another source or
+/// other poses (told by their count and a hash of sampled positions) are not used: the source
+/// is rendered anew.
 pub fn check_placed_silhouettes_against(
     masks: &SourceMasks,
     source: &LodSource,

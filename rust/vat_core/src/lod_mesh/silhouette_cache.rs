@@ -45,6 +45,34 @@ pub(crate) struct SourceSilhouettes<'a> {
 /// ([`super::check_placed_silhouettes_against`]). About 4 KiB per view of each pose.
 pub struct SourceMasks {
     views: Vec<SourceView>,
+    /// [`fingerprint`] of the source and poses they were rendered from.
+    from: u64,
+}
+
+/// Source positions sampled per pose by [`fingerprint`]: enough that other poses of the same
+/// character differ, few enough to cost nothing beside a render.
+const FINGERPRINT_SAMPLES: usize = 64;
+
+/// A hash of `source`'s size and triangles' count and of a sample of every pose's positions:
+/// masks are used again only for the source and poses they were rendered from.
+fn fingerprint(source: &LodSource, poses: &[Vec<Vec3>]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    source.positions.len().hash(&mut h);
+    source
+        .surfaces
+        .iter()
+        .map(|s| s.indices.len())
+        .sum::<usize>()
+        .hash(&mut h);
+    poses.len().hash(&mut h);
+    for pose in poses {
+        let step = (pose.len() / FINGERPRINT_SAMPLES).max(1);
+        for p in pose.iter().step_by(step).chain(pose.last()) {
+            p.to_array().map(f32::to_bits).hash(&mut h);
+        }
+    }
+    h.finish()
 }
 
 impl SourceMasks {
@@ -85,14 +113,15 @@ impl<'a> SourceSilhouettes<'a> {
     }
 
     /// The silhouettes of `source` in `poses` from `masks`, rendered before for the same source
-    /// and poses; `None` if `masks` holds another number of views (then render them anew).
+    /// and poses; `None` if `masks` came from another source or other poses (then render them
+    /// anew).
     pub(crate) fn from_masks(
         source: &'a LodSource,
         poses: &'a [Vec<Vec3>],
         masks: &'a SourceMasks,
     ) -> Option<Self> {
         let wanted = poses.len().max(1) * SILHOUETTE_VIEWS as usize;
-        if masks.views.len() != wanted {
+        if masks.views.len() != wanted || masks.from != fingerprint(source, poses) {
             return None;
         }
         let poses: Cow<'a, [Vec<Vec3>]> = if poses.is_empty() {
@@ -109,8 +138,14 @@ impl<'a> SourceSilhouettes<'a> {
 
     /// The rendered silhouettes, kept for a later check.
     pub(crate) fn into_masks(self) -> SourceMasks {
+        let from = match &self.poses {
+            // Rendered at the reference positions: kept for callers that pass no poses.
+            Cow::Owned(_) => fingerprint(self.source, &[]),
+            Cow::Borrowed(poses) => fingerprint(self.source, poses),
+        };
         SourceMasks {
             views: self.views.into_owned(),
+            from,
         }
     }
 

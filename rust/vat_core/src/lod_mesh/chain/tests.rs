@@ -245,9 +245,18 @@ fn kept_source_masks_check_a_placed_level_as_a_fresh_render_does() {
     assert!(
         !check_placed_silhouettes_against(&masks, &source, &chain, last, &poses, &unbent).passes()
     );
-    // Masks of other poses are not used: the check renders the source of these.
+    // Masks of other poses are not used, fewer or as many: the check renders the source of these.
     let fewer = &poses[..2];
     let fresh = check_placed_silhouettes(&source, &chain, last, fewer, &bound[..2]);
     let kept = check_placed_silhouettes_against(&masks, &source, &chain, last, fewer, &bound[..2]);
     assert_eq!(kept, fresh);
+    let others = bent_poses(&source, 4, -0.25);
+    let fresh = check_placed_silhouettes(&source, &chain, last, &others, &bound);
+    let kept = check_placed_silhouettes_against(&masks, &source, &chain, last, &others, &bound);
+    assert_eq!(kept, fresh);
+    assert_ne!(
+        kept,
+        check_placed_silhouettes_against(&masks, &source, &chain, last, &poses, &bound),
+        "the other poses' source differs from these poses' masks"
+    );
 }
