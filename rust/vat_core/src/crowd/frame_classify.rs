@@ -45,8 +45,16 @@ fn actor_bounds(actors: &Actors, i: usize, shape: &CrowdShape, time: f32) -> Opt
 /// `time`, as the shader decides: `blend_time > 0` and `time - start < blend_time`.
 #[inline]
 pub(crate) fn cross_fading(state: &[f32], time: f32) -> bool {
-    let blend = unpack_half2(state[3]).1 - BLEND_BIAS;
-    blend > 0.0 && time - state[0] < blend
+    still_fading(unpack_half2(state[3]).1, state[0], time)
+}
+
+/// [`cross_fading`] of an actor whose stored blend time (its state's high half, with
+/// [`BLEND_BIAS`]) is `stored_blend` and start time `start`; branch-free, for the fast path's
+/// lanes.
+#[inline(always)]
+pub(crate) fn still_fading(stored_blend: f32, start: f32, time: f32) -> bool {
+    let blend = stored_blend - BLEND_BIAS;
+    (blend > 0.0) & (time - start < blend)
 }
 
 /// True if the box (centre `c`, half extents `e`), moved by each of `0` and `sweep`, stays
@@ -74,11 +82,25 @@ pub(super) fn bounds_radius(b: &Bounds) -> f32 {
 /// True if the shadow of a sphere at `centre` of `radius`, carried along any light's direction
 /// of travel, can come within that light's reach of `camera`.
 fn casts_within(reach: &[(Vec3, f32)], camera: Vec3, centre: Vec3, radius: f32) -> bool {
-    reach.iter().any(|&(travel, limit)| {
-        let to_camera = camera - centre;
-        let along = to_camera.dot(travel).max(0.0);
-        (to_camera - travel * along).length_squared() <= (limit + radius) * (limit + radius)
-    })
+    reach
+        .iter()
+        .any(|&(travel, limit)| shadow_near(travel, limit, camera, centre, radius))
+}
+
+/// Whether the shadow of a sphere at `centre` of `radius`, carried along `travel` (a unit
+/// direction), can come within `limit` of `camera` (see [`casts_within`]); branch-free, for the
+/// fast path's lanes.
+#[inline(always)]
+pub(crate) fn shadow_near(
+    travel: Vec3,
+    limit: f32,
+    camera: Vec3,
+    centre: Vec3,
+    radius: f32,
+) -> bool {
+    let to_camera = camera - centre;
+    let along = to_camera.dot(travel).max(0.0);
+    (to_camera - travel * along).length_squared() <= (limit + radius) * (limit + radius)
 }
 
 /// The actor pass, shared by its tasks.

@@ -24,11 +24,11 @@ use crate::bounds::Bounds;
 #[cfg(target_arch = "x86_64")]
 use crate::half::F16c;
 use crate::half::{HalfLanes, SoftHalf};
-use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
+use crate::layout::CLIP_CODE_BASE;
 use crate::lod_distance::{LodCurve, HYSTERESIS, REFERENCE_IMAGE_HEIGHT};
 
 use super::frame::{CULLED, LEVEL_BITS, NO_CAST};
-use super::frame_classify::{bounds_radius, Classifier};
+use super::frame_classify::{bounds_radius, shadow_near, still_fading, Classifier};
 use super::frame_input::{Projection, View};
 
 /// Planes the fast path takes (Godot's frustum has six).
@@ -198,8 +198,11 @@ pub(super) fn fast_block_lanes<H: HalfLanes>(
         scale_bits[j] = (st[2].to_bits() >> 16) as u16;
         blend_bits[j] = (st[3].to_bits() >> 16) as u16;
     };
-    let interleaved =
-        ps == 8 && ss == 8 && std::ptr::eq(a.states.as_ptr(), a.placements[4..].as_ptr());
+    let interleaved = ps == 8
+        && ss == 8
+        && a.placements
+            .get(4..)
+            .is_some_and(|rest| std::ptr::eq(a.states.as_ptr(), rest.as_ptr()));
     if interleaved && n == BLOCK {
         // Today's records (placement then state, 8 floats): whole records of a whole block, so
         // the reads go without per-actor bounds checks.
@@ -233,8 +236,7 @@ pub(super) fn fast_block_lanes<H: HalfLanes>(
         // Codes are below 2^24 (`MAX_CODE`); others take the exact test.
         let valid = (code[j] >= 0.0) & (code[j] < MAX_CODE);
         index[j] = (code[j] as i32 as u32 % CLIP_CODE_BASE).min(table as u32);
-        let fade = blend[j] - BLEND_BIAS;
-        let fading = (fade > 0.0) & (s.time - start[j] < fade);
+        let fading = still_fading(blend[j], start[j], s.time);
         let sc = scale[j];
         ok[j] = (j < n) & valid & finite[j] & !fading & (sc > 0.0) & sc.is_finite();
     }
@@ -304,25 +306,14 @@ pub(super) fn fast_block_lanes<H: HalfLanes>(
     let in_view = |j: usize| !s.culling | inside[j];
 
     // The shadow reach: an actor in the view whose shadow cannot come near the camera casts
-    // none (the same operations as the exact test's `casts_within`).
+    // none (the exact test's own `shadow_near`).
     let mut flag = [0u8; BLOCK];
     if let (true, Some(lights), Some(view)) = (s.culling, c.reach, c.view) {
         let mut near = [false; BLOCK];
         for &(travel, limit) in lights {
             for j in 0..BLOCK {
-                let (tx, ty, tz) = (
-                    view.camera.x - x[j],
-                    view.camera.y - y[j],
-                    view.camera.z - z[j],
-                );
-                let along = (tx * travel.x + ty * travel.y + tz * travel.z).max(0.0);
-                let (px, py, pz) = (
-                    tx - travel.x * along,
-                    ty - travel.y * along,
-                    tz - travel.z * along,
-                );
-                let r = limit + radius[j];
-                near[j] |= px * px + py * py + pz * pz <= r * r;
+                let centre = Vec3::new(x[j], y[j], z[j]);
+                near[j] |= shadow_near(travel, limit, view.camera, centre, radius[j]);
             }
         }
         for j in 0..BLOCK {
