@@ -53,8 +53,9 @@ pub struct SourceMasks {
 /// character differ, few enough to cost nothing beside a render.
 const FINGERPRINT_SAMPLES: usize = 64;
 
-/// A hash of `source`'s size and triangles' count and of a sample of every pose's positions:
-/// masks are used again only for the source and poses they were rendered from.
+/// A hash of `source`'s size and triangles' count and of the pose count and a sample of every
+/// pose's positions: masks are used again only for the source and poses they were rendered from
+/// (so also only with as many views).
 fn fingerprint(source: &LodSource, poses: &[Vec<Vec3>]) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -75,6 +76,15 @@ fn fingerprint(source: &LodSource, poses: &[Vec<Vec3>]) -> u64 {
     h.finish()
 }
 
+/// The poses the source is rendered in: `poses`, or its reference positions when there are none.
+fn poses_or_reference<'a>(source: &LodSource, poses: &'a [Vec<Vec3>]) -> Cow<'a, [Vec<Vec3>]> {
+    if poses.is_empty() {
+        Cow::Owned(vec![source.positions.clone()])
+    } else {
+        Cow::Borrowed(poses)
+    }
+}
+
 impl SourceMasks {
     /// Views held (poses times [`SILHOUETTE_VIEWS`]).
     pub fn view_count(&self) -> usize {
@@ -86,11 +96,7 @@ impl<'a> SourceSilhouettes<'a> {
     /// Renders `source` in every view of every pose (the reference positions if `poses` is
     /// empty). Panics if a pose is shorter than the source.
     pub(crate) fn new(source: &'a LodSource, poses: &'a [Vec<Vec3>]) -> Self {
-        let poses: Cow<'a, [Vec<Vec3>]> = if poses.is_empty() {
-            Cow::Owned(vec![source.positions.clone()])
-        } else {
-            Cow::Borrowed(poses)
-        };
+        let poses = poses_or_reference(source, poses);
         let views: Vec<SourceView> = (0..poses.len() * SILHOUETTE_VIEWS as usize)
             .into_par_iter()
             .map(|i| {
@@ -120,15 +126,10 @@ impl<'a> SourceSilhouettes<'a> {
         poses: &'a [Vec<Vec3>],
         masks: &'a SourceMasks,
     ) -> Option<Self> {
-        let wanted = poses.len().max(1) * SILHOUETTE_VIEWS as usize;
-        if masks.views.len() != wanted || masks.from != fingerprint(source, poses) {
+        let poses = poses_or_reference(source, poses);
+        if masks.from != fingerprint(source, &poses) {
             return None;
         }
-        let poses: Cow<'a, [Vec<Vec3>]> = if poses.is_empty() {
-            Cow::Owned(vec![source.positions.clone()])
-        } else {
-            Cow::Borrowed(poses)
-        };
         Some(Self {
             source,
             poses,
@@ -138,14 +139,9 @@ impl<'a> SourceSilhouettes<'a> {
 
     /// The rendered silhouettes, kept for a later check.
     pub(crate) fn into_masks(self) -> SourceMasks {
-        let from = match &self.poses {
-            // Rendered at the reference positions: kept for callers that pass no poses.
-            Cow::Owned(_) => fingerprint(self.source, &[]),
-            Cow::Borrowed(poses) => fingerprint(self.source, poses),
-        };
         SourceMasks {
+            from: fingerprint(self.source, &self.poses),
             views: self.views.into_owned(),
-            from,
         }
     }
 
