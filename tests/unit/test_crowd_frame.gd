@@ -30,6 +30,12 @@ func _actors(va: VertexAnimation, positions: Array) -> AnimatedActorMeshInstance
 	var crowd := AnimatedActorMeshInstance.new()
 	crowd.models = [va] as Array[VertexAnimation]
 	root.add_child(crowd)
+	_place(crowd, positions)
+	return crowd
+
+
+## Sets `crowd`'s actors at `positions` (yaw 0, clip 0), each carrying model 0, and submits.
+func _place(crowd: AnimatedActorMeshInstance, positions: Array) -> void:
 	var ids := PackedInt32Array()
 	for i in positions.size():
 		ids.append(i)
@@ -38,7 +44,6 @@ func _actors(va: VertexAnimation, positions: Array) -> AnimatedActorMeshInstance
 	crowd.set_actors(PackedVector3Array(positions), yaws, PackedInt32Array(), PackedFloat32Array())
 	crowd.set_model_actors(0, ids)
 	crowd.submit()
-	return crowd
 
 
 func _sum(counts: PackedInt32Array) -> int:
@@ -212,9 +217,7 @@ func test_a_new_bake_reaches_the_crowds_drawing_it() -> void:
 	check_eq(va.bake(), OK, "the whole soldier bakes into the same resource")
 	check(va.vertex_count > body_vertices, "the whole soldier has more vertices (%d > %d)" % [va.vertex_count, body_vertices])
 	await frames(2)
-	actors.set_actors(PackedVector3Array([Vector3.ZERO]), PackedFloat32Array([0.0]), PackedInt32Array(), PackedFloat32Array())
-	actors.set_model_actors(0, PackedInt32Array([0]))
-	actors.submit()
+	_place(actors, [Vector3.ZERO])
 	await frames(2)
 	check_eq(retained.get_instance_count(), 1, "the retained node keeps its instance")
 	check_eq(retained.get_drawn_vertex_count(), va.vertex_count, "the retained node draws the new bake")
@@ -251,8 +254,6 @@ func test_a_new_bake_of_the_body_reaches_its_equipment() -> void:
 	body.clips = PackedStringArray([body.get_clip_names()[0]])
 	check_eq(body.bake(), OK, "the body bakes again with one clip")
 	await frames(2)
-	actors.set_actors(PackedVector3Array([Vector3.ZERO]), PackedFloat32Array([0.0]), PackedInt32Array(), PackedFloat32Array())
-	actors.set_model_actors(0, PackedInt32Array([0]))
-	actors.submit()
+	_place(actors, [Vector3.ZERO])
 	await frames(2)
 	check_eq(actors.get_drawn_vertex_count(), 0, "the sword no longer fits its body's bones: nothing drawn")
