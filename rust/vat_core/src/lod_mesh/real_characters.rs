@@ -141,11 +141,14 @@ fn real_characters() {
         for (l, level) in chain.levels.iter().enumerate() {
             let start = Instant::now();
             let r = check_silhouettes(&source, &chain, l, &poses);
+            let shading = super::lod2::lod2_stats(&source, level, &source.positions);
             println!(
-                "   LOD{l}: {} vertices, {} triangles, holes {:.2}%, loss {:.2}% (worst view {} \
-                 pose {}; check {:.0} ms)",
+                "   LOD{l}: {} vertices, {} triangles ({} shade over {} degrees off the \
+                 source), holes {:.2}%, loss {:.2}% (worst view {} pose {}; check {:.0} ms)",
                 level.vertices.len(),
                 level.triangle_count(),
+                shading.shading_off_triangles,
+                super::lod2::SHADING_OFF_DEGREES,
                 r.holes_pct,
                 r.loss_pct,
                 r.worst_view,

@@ -72,6 +72,20 @@ impl Builder {
             .extend_from_slice(&[a, c, b]);
     }
 
+    /// Adds the quads of a grid of `columns` x `rows` cells whose corners are `grid` (row by
+    /// row, `columns + 1` per row), each counter-clockwise from its front as `quad` takes them.
+    pub fn grid(&mut self, surface: usize, grid: &[u32], columns: u32, rows: u32) {
+        let at = |i: u32, j: u32| grid[(j * (columns + 1) + i) as usize];
+        for j in 0..rows {
+            for i in 0..columns {
+                self.quad(
+                    surface,
+                    [at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)],
+                );
+            }
+        }
+    }
+
     /// Adds quad `a b c d` (counter-clockwise from its front) as two triangles.
     pub fn quad(&mut self, surface: usize, q: [u32; 4]) {
         self.triangle(surface, q[0], q[1], q[2]);
@@ -100,12 +114,7 @@ pub fn seamed_cylinder(
             grid.push(b.vertex(p, n, uv(i, j), bone(y)));
         }
     }
-    let at = |i: u32, j: u32| grid[(j * (segments + 1) + i) as usize];
-    for j in 0..rings {
-        for i in 0..segments {
-            b.quad(0, [at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)]);
-        }
-    }
+    b.grid(0, &grid, segments, rings);
     b.source.bone_names = vec!["upper".into(), "lower".into()];
     b.source
 }
@@ -127,6 +136,35 @@ pub fn hard_cube() -> LodSource {
         b.quad(0, q);
     }
     b.source.bone_names = vec!["root".into()];
+    b.source
+}
+
+/// A unit box centred at the origin with hard edges, each face a grid of `n` x `n` quads with
+/// the face's normal (vertices shared within a face, split between faces), its UVs in palette
+/// cell `face`; bone 0 below y = 0, bone 1 above, so its edges join two bones as well.
+pub fn hard_box(n: u32) -> LodSource {
+    let mut b = Builder::default();
+    for (face, normal) in [Vec3::X, -Vec3::X, Vec3::Y, -Vec3::Y, Vec3::Z, -Vec3::Z]
+        .into_iter()
+        .enumerate()
+    {
+        let u = normal.any_orthonormal_vector();
+        let v = normal.cross(u);
+        let mut grid = Vec::new();
+        for j in 0..=n {
+            for i in 0..=n {
+                let (x, y) = (
+                    i as f32 / n as f32 * 2.0 - 1.0,
+                    j as f32 / n as f32 * 2.0 - 1.0,
+                );
+                let p = (normal + u * x + v * y) * 0.5;
+                let uv = cell_uv(face as u32, (x + 1.0) * 0.5);
+                grid.push(b.vertex(p, normal, uv, u32::from(p.y > 0.0)));
+            }
+        }
+        b.grid(0, &grid, n, n);
+    }
+    b.source.bone_names = vec!["lower".into(), "upper".into()];
     b.source
 }
 

@@ -18,6 +18,9 @@
 //!    is the weighted sum of the triangle's three columns, so it follows the animation with no
 //!    bones and the shader needs nothing special. Triangles wind like the source's (clockwise
 //!    fronts for Godot).
+//! 5. Keep the hard edges it can: a triangle corner whose bound normal lies far off the
+//!    triangle's face takes a copy of its vertex bound to a coincident source point that faces
+//!    its way, where the source has one (`hard_edges.rs`).
 //!
 //! Steps 1 and 2 depend only on the voxel size and the rigid parts, so a chain that tries
 //! several targets builds each remesh once (`remesh.rs`), and step 3's work shared between
@@ -50,6 +53,7 @@
 mod bind;
 mod closed;
 mod collapse;
+mod hard_edges;
 mod manifold;
 mod nearest;
 mod parts;
@@ -64,7 +68,7 @@ mod parts_tests;
 mod tests;
 
 pub use manifold::is_closed_manifold;
-pub use stats::{lod2_stats, Lod2Stats};
+pub use stats::{lod2_stats, Lod2Stats, SHADING_OFF_DEGREES};
 
 #[cfg(test)]
 use closed::{components, simplify_closed};

@@ -193,7 +193,7 @@ impl<'a> Remesh<'a> {
         let (parts, rigid) = (&self.parts, &self.rigid);
         // A vertex anchors to the nearest triangle of its piece's parts, and binds within the
         // anchor's rigid part (and the triangles at that part's joints).
-        let (level, columns) = bind::bind(
+        let (mut level, mut columns) = bind::bind(
             &simplified,
             &self.tris,
             &self.source.positions,
@@ -209,6 +209,13 @@ impl<'a> Remesh<'a> {
                 detail: "the bound mesh is not closed and manifold".into(),
             });
         }
+        super::hard_edges::keep_hard_edges(
+            &mut level,
+            &mut columns,
+            &self.tris,
+            &self.source.positions,
+            &self.source.normals,
+        );
         Ok((level, columns))
     }
 }

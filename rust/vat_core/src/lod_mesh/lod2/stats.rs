@@ -16,7 +16,9 @@ pub struct Lod2Stats {
     pub triangles: usize,
     /// Vertices (each one VAT column).
     pub vertices: usize,
-    /// [`is_closed_manifold`] of the level.
+    /// [`is_closed_manifold`] of the level, by vertex index: where LOD2 keeps a hard edge it
+    /// splits the vertices there as LOD0 does, and is then closed only with the copies joined
+    /// (the remesh is checked closed before it splits).
     pub closed_manifold: bool,
     /// Largest distance from a point of the level (vertices, edge midpoints, triangle centres)
     /// to the source surface: how far LOD2 floats off the original.
@@ -38,7 +40,15 @@ pub struct Lod2Stats {
     /// at this pose against the sum of the bound triangles' face normals): with back faces
     /// culled they vanish. Both sides of a one-sided source part count one side here.
     pub flipped_triangles: usize,
+    /// Triangles whose shade at their centre (their corners' bound normals blended) lies more
+    /// than [`SHADING_OFF_DEGREES`] off the source's own there (its normal at the source point
+    /// nearest the centre), with the source's reference-pose normals: where the level shades
+    /// across a hard edge the source draws, or smooths a facet.
+    pub shading_off_triangles: usize,
 }
+
+/// See [`Lod2Stats::shading_off_triangles`].
+pub const SHADING_OFF_DEGREES: f32 = 30.0;
 
 /// Measures `level` (bound to `source`) with the source's vertices at `positions` (the
 /// reference pose or any other, one per source vertex).
@@ -91,7 +101,52 @@ pub fn lod2_stats(source: &LodSource, level: &LodLevel, positions: &[Vec3]) -> L
         diagonal: (b.max - b.min).length(),
         seam_crossing_triangles: seam_crossings(source, level),
         flipped_triangles: flipped(level, &lod_positions, positions),
+        shading_off_triangles: shading_off(source, level, &lod_positions, &src_tris, &src_bvh),
     }
+}
+
+/// [`Lod2Stats::shading_off_triangles`] of `level` at `lod_positions`, against the source's
+/// triangles `src_tris` indexed by `src_bvh` at the same pose.
+fn shading_off(
+    source: &LodSource,
+    level: &LodLevel,
+    lod_positions: &[Vec3],
+    src_tris: &[[u32; 3]],
+    src_bvh: &TriangleBvh,
+) -> usize {
+    let normal = |sources: [u32; 3], weights: [f32; 3]| -> Vec3 {
+        (0..3)
+            .map(|k| {
+                source
+                    .normals
+                    .get(sources[k] as usize)
+                    .copied()
+                    .unwrap_or_default()
+                    * weights[k]
+            })
+            .sum::<Vec3>()
+            .normalize_or_zero()
+    };
+    let cos = SHADING_OFF_DEGREES.to_radians().cos();
+    level
+        .surfaces
+        .iter()
+        .flat_map(|s| s.indices.chunks_exact(3))
+        .filter(|t| {
+            let centre = t.iter().map(|&v| lod_positions[v as usize]).sum::<Vec3>() / 3.0;
+            let drawn = t
+                .iter()
+                .map(|&v| {
+                    let v = level.vertices[v as usize];
+                    normal(v.sources, v.weights)
+                })
+                .sum::<Vec3>()
+                .normalize_or_zero();
+            src_bvh.nearest(centre).is_some_and(|hit| {
+                drawn.dot(normal(src_tris[hit.triangle as usize], hit.weights)) < cos
+            })
+        })
+        .count()
 }
 
 /// Level triangles facing against the source triangles their vertices bind to.
