@@ -7,6 +7,7 @@ mod bench;
 mod bench_readme;
 mod build;
 mod demo;
+mod elf;
 mod godot;
 mod lod;
 mod package;

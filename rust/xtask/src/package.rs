@@ -87,7 +87,18 @@ pub fn package() -> Result<PathBuf> {
         }
     }
     let built = target_dir().join("release/libvat_gdext.so");
-    entries.push((format!("{ADDON}/bin/{LIB_NAME}"), fs::read(&built)?));
+    let library = fs::read(&built)?;
+    // Without -z nodelete, Godot's shutdown unmaps the library under rayon's threads.
+    let flags = crate::elf::flags_1(&library).map_err(|e| format!("{}: {e}", built.display()))?;
+    if flags & crate::elf::DF_1_NODELETE == 0 {
+        return Err(format!(
+            "{} is not linked -z nodelete (rust/vat_gdext/build.rs): a headless bake could crash as \
+             Godot exits",
+            built.display()
+        )
+        .into());
+    }
+    entries.push((format!("{ADDON}/bin/{LIB_NAME}"), library));
     // Libraries for other platforms, when CI has put them into bin/.
     let bin = addon.join("bin");
     if bin.is_dir() {
