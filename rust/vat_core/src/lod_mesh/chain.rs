@@ -3,7 +3,7 @@
 use super::checked::checked_lod1;
 use super::silhouette::{SourceMasks, SourceSilhouettes};
 use super::weld::weld;
-use super::{LodChain, LodSettings, LodSource, SilhouetteReport};
+use super::{ColumnSource, LodChain, LodSettings, LodSource, SilhouetteReport};
 use crate::error::{Result, VatError};
 
 /// Builds LOD0 (the source welded), LOD1 (LOD0 simplified per piece, on LOD0's vertices,
@@ -69,6 +69,11 @@ fn build_chain_with(
     }
     let masks = SourceSilhouettes::new(source, poses);
     let lod0_report = with_lod0.then(|| {
+        if draws_as_source(source, &lod0, poses) {
+            // Every mask is the source's own: no holes, no loss, the first view the worst, as
+            // the render would find.
+            return SilhouetteReport::default();
+        }
         let alone = LodChain {
             levels: vec![lod0.level.clone()],
             columns: lod0.columns.clone(),
@@ -108,12 +113,75 @@ fn build_chain_with(
     ))
 }
 
+/// Whether `lod0` draws exactly the source's triangles in every pose of `poses` (the reference
+/// positions when there are none): every triangle of every source surface kept, in order, on
+/// the same surface, each corner's column at a source vertex whose position is the corner's own,
+/// bit for bit, in every pose. Its silhouettes are then the source's, pixel for pixel, and its
+/// check needs no render (for KayKit's knight, 11 views of 214 poses).
+fn draws_as_source(
+    source: &LodSource,
+    lod0: &super::weld::Welded,
+    poses: &[Vec<glam::Vec3>],
+) -> bool {
+    let kept = source
+        .surfaces
+        .iter()
+        .filter(|s| !s.indices.is_empty())
+        .count();
+    if lod0.level.surfaces.len() != kept {
+        return false;
+    }
+    // (LOD0 corner's source vertex, source corner) wherever the two differ.
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    for level in &lod0.level.surfaces {
+        let Some(surface) = source.surfaces.get(level.source_surface as usize) else {
+            return false;
+        };
+        if surface.indices.len() != level.indices.len() {
+            return false;
+        }
+        for (&v, &corner) in level.indices.iter().zip(&surface.indices) {
+            let vertex = lod0.level.vertices[v as usize];
+            let ColumnSource::Vertex(seed) = lod0.columns[vertex.column as usize] else {
+                return false;
+            };
+            if seed != corner {
+                pairs.push((seed, corner));
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    let same = |pose: &[glam::Vec3]| {
+        pairs.iter().all(|&(a, b)| {
+            pose[a as usize].to_array().map(f32::to_bits)
+                == pose[b as usize].to_array().map(f32::to_bits)
+        })
+    };
+    if poses.is_empty() {
+        same(&source.positions)
+    } else {
+        poses.iter().all(|pose| same(pose))
+    }
+}
+
 /// Finer automatic voxel sizes tried after the default, as cells along the largest extent.
 const FINER_CELLS: [f32; 1] = [64.0];
 
 /// LOD2 candidates built at once after the first: a pair keeps two cores busy, and at most one
 /// is built in vain when the first of them passes.
 const BUILT_TOGETHER: usize = 2;
+
+/// Whether a LOD2 variant (voxel size, by part) is one of those tried only after every target
+/// failed the others: a per-part remesh at a voxel finer than `asked` (the automatic size's
+/// finer steps). It simplifies the most triangles, part by part, so it costs the most to build
+/// (KayKit's knight at 300 triangles, timed on a busy machine: 2.7 s, against 0.2, 1.1 and
+/// 2.1 s for the other three), and on no character of the corpus is it the first to pass: the
+/// whole remesh or the per-part one at the voxel asked for passes first, at the same target or
+/// the next.
+fn costs_most((voxel, by_part): (f32, bool), asked: f32) -> bool {
+    by_part && voxel != asked
+}
 
 /// LOD2's triangle targets, as multiples of `lod2_triangles`: a target whose candidates all
 /// fail the check is followed by the next, up to half of LOD1's triangles.
@@ -136,9 +204,10 @@ pub(crate) fn lod2_targets(settings: &LodSettings, lod1_triangles: usize) -> Vec
 
 /// LOD2 checked against `poses`: the whole character remeshed, then remeshed part by part
 /// (see `lod2/parts.rs`), at the voxel size asked for and, when that is automatic, at finer
-/// ones, for each target of [`lod2_targets`] in turn; the first candidate whose silhouettes
-/// pass ([`super::SilhouetteReport::passes`]), else the one with the best score, with its
-/// report. Without poses, the whole remesh at `lod2_triangles` and the voxel size asked for,
+/// ones, for each target of [`lod2_targets`] in turn, except that the variants that cost most
+/// ([`costs_most`]) are tried only after every target failed the others, in a second round over
+/// the targets; the first candidate whose silhouettes pass
+/// ([`super::SilhouetteReport::passes`]), else the one with the best score, with its report. Without poses, the whole remesh at `lod2_triangles` and the voxel size asked for,
 /// unchecked. Errors only when no candidate could be built (the first error).
 fn best_lod2(
     source: &LodSource,
@@ -204,44 +273,53 @@ fn best_lod2_with(
         .iter()
         .flat_map(|&voxel| [(voxel, false), (voxel, true)])
         .collect();
-    // The first variant alone (it often passes, and is the cheapest), then the others two at a
-    // time (built in parallel, which keeps both cores busy through their serial steps); all
-    // checked in order, and none built after the first that passes.
-    let (first, others) = variants.split_at(1);
-    let groups: Vec<&[(f32, bool)]> = std::iter::once(first)
-        .chain(others.chunks(BUILT_TOGETHER))
-        .collect();
-    'targets: for target in targets {
-        for built in groups
-            .iter()
-            .flat_map(|some| search.candidates(target, some))
-        {
-            let (level, columns) = match built {
-                Ok(built) => built,
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                    continue;
-                }
-            };
-            let chain = LodChain {
-                levels: vec![level],
-                columns,
-            };
-            let (report, complete) = masks.check_until_failed(&chain, 0, first_pose);
-            first_pose = report.worst_pose;
-            let passed = complete && pass(&chain.levels[0], &report);
-            let better = best
-                .as_ref()
-                .is_none_or(|(r, ..)| report.score() < r.score());
-            if passed || better {
-                let LodChain {
-                    mut levels,
+    // Two rounds over the targets: first the variants that cost little to build, then the
+    // per-part remeshes at a finer voxel than asked for (see [`costs_most`]).
+    let (costly, cheap): (Vec<_>, Vec<_>) = variants
+        .into_iter()
+        .partition(|&variant| costs_most(variant, settings.voxel_size));
+    'rounds: for round in [cheap, costly] {
+        let Some((first, others)) = (!round.is_empty()).then(|| round.split_at(1)) else {
+            continue;
+        };
+        // The first variant alone (it often passes, and is the cheapest), then the others two at
+        // a time (built in parallel, which keeps both cores busy through their serial steps);
+        // all checked in order, and none built after the first that passes.
+        let groups: Vec<&[(f32, bool)]> = std::iter::once(first)
+            .chain(others.chunks(BUILT_TOGETHER))
+            .collect();
+        for &target in &targets {
+            for built in groups
+                .iter()
+                .flat_map(|some| search.candidates(target, some))
+            {
+                let (level, columns) = match built {
+                    Ok(built) => built,
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                        continue;
+                    }
+                };
+                let chain = LodChain {
+                    levels: vec![level],
                     columns,
-                } = chain;
-                best = Some((report, complete, levels.remove(0), columns));
-            }
-            if passed {
-                break 'targets;
+                };
+                let (report, complete) = masks.check_until_failed(&chain, 0, first_pose);
+                first_pose = report.worst_pose;
+                let passed = complete && pass(&chain.levels[0], &report);
+                let better = best
+                    .as_ref()
+                    .is_none_or(|(r, ..)| report.score() < r.score());
+                if passed || better {
+                    let LodChain {
+                        mut levels,
+                        columns,
+                    } = chain;
+                    best = Some((report, complete, levels.remove(0), columns));
+                }
+                if passed {
+                    break 'rounds;
+                }
             }
         }
     }

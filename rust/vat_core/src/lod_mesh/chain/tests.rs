@@ -1,4 +1,4 @@
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 
 use super::*;
 use crate::lod_mesh::test_meshes::{capsule_limb, cell_uv, palette, seamed_cylinder};
@@ -188,6 +188,42 @@ fn a_lod2_that_fails_is_rebuilt_at_a_larger_target() {
     assert!(report.unwrap().score().is_finite());
 }
 
+#[test]
+fn the_costliest_lod2_variant_waits_until_every_target_failed_the_others() {
+    let source = capsule_limb(24, 8, 6);
+    let s = settings();
+    assert_eq!(s.voxel_size, 0.0, "automatic: a finer voxel is tried too");
+    let poses = vec![source.positions.clone()];
+    let lod1_triangles = build_chain(&source, &s, &[]).unwrap().levels[1].triangle_count();
+    let targets = lod2_targets(&s, lod1_triangles);
+    let masks = SourceSilhouettes::new(&source, &poses);
+    // Nothing passes: every candidate is offered, and the order shows in their sizes.
+    let offered = std::cell::RefCell::new(Vec::new());
+    let pass = |level: &LodLevel, _: &SilhouetteReport| {
+        offered.borrow_mut().push(level.triangle_count());
+        false
+    };
+    best_lod2_with(&source, &s, &poses, &masks, lod1_triangles, pass).unwrap();
+    let offered = offered.into_inner();
+    let t = targets.len();
+    assert!(t >= 2, "{targets:?} under LOD1 {lod1_triangles}");
+    assert_eq!(offered.len(), 4 * t, "{offered:?} for {targets:?}");
+    // First the three cheaper variants at each target in turn, then the finer per-part remesh
+    // at each target again, from the smallest.
+    for (k, &n) in offered.iter().enumerate() {
+        let target = if k < 3 * t {
+            targets[k / 3]
+        } else {
+            targets[k - 3 * t]
+        };
+        assert!(
+            n <= target as usize,
+            "candidate {k}: {n} over {target} in {offered:?}"
+        );
+    }
+    assert!(offered[3 * t - 1] > targets[0] as usize && offered[3 * t] <= targets[0] as usize);
+}
+
 /// `count` poses that bend `source` above y = 1, each `step` more than the last (the first
 /// unbent).
 fn bent_poses(source: &LodSource, count: usize, step: f32) -> Vec<Vec<Vec3>> {
@@ -217,6 +253,41 @@ fn the_checked_chain_reports_every_level_as_a_check_of_its_own_does() {
         );
     }
     assert_eq!(build_chain(&source, &settings(), &poses).unwrap(), chain);
+}
+
+#[test]
+fn lod0_that_draws_the_source_is_reported_without_a_render_as_the_render_reports_it() {
+    // A seam column repeated with its own UV: the weld joins the copies, which lie at the same
+    // point, bit for bit, in every pose.
+    let source = seamed_cylinder(
+        12,
+        4,
+        |i, j| Vec2::new(i as f32 / 12.0, j as f32 / 4.0),
+        |_| 0,
+    );
+    let poses = bent_poses(&source, 4, 0.2);
+    let s = settings();
+    let lod0 = weld(&source, &s);
+    assert!(
+        lod0.columns.len() < source.positions.len(),
+        "the seam copies share columns"
+    );
+    assert!(draws_as_source(&source, &lod0, &poses));
+    let alone = LodChain {
+        levels: vec![lod0.level.clone()],
+        columns: lod0.columns.clone(),
+    };
+    let rendered = check_silhouettes(&source, &alone, 0, &poses);
+    assert_eq!(rendered, SilhouetteReport::default());
+    let (_, reports) = build_checked_chain(&source, &s, &poses).unwrap();
+    assert_eq!(reports[0], Some(rendered));
+    // One copy a hair's breadth off in one pose (still welded): the check renders.
+    let mut moved = poses.clone();
+    let copy = (0..source.positions.len())
+        .find(|&v| source.positions[v] == source.positions[0] && v != 0)
+        .expect("vertex 0 has a seam copy");
+    moved[2][copy].y += 1e-6;
+    assert!(!draws_as_source(&source, &lod0, &moved));
 }
 
 #[test]
