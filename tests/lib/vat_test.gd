@@ -167,12 +167,8 @@ func capture_vat(va: VertexAnimation, clip: int, t: float) -> Image:
 
 ## Checks that every surface of `crowd` whose source material in `va` is a BaseMaterial3D (or a
 ## ShaderMaterial) draws with Godot's own shader for it (or the source's shader) plus the VAT
-## stage, not the shipped stand-in.
-##
-## Not in the Mobile renderer, which keeps the shipped shader (see docs/api.md, Default
-## materials): there the surfaces must draw with the shipped stand-in.
+## stage, not the shipped stand-in, in every renderer.
 func check_godot_materials(crowd: Node, va: VertexAnimation) -> void:
-	var mobile := RenderingServer.get_current_rendering_method() == "mobile"
 	var checked := 0
 	for child in crowd.get_children(true):
 		var mmi := child as MultiMeshInstance3D
@@ -187,11 +183,6 @@ func check_godot_materials(crowd: Node, va: VertexAnimation) -> void:
 				continue
 			var m := mesh.surface_get_material(s) as ShaderMaterial
 			checked += 1
-			if mobile:
-				if not check(m != null and not m.get_meta("vat_crowd_native", false),
-						"surface %d of %s keeps the shipped shader in Mobile" % [s, child.name]):
-					return
-				continue
 			if not check(m != null and m.shader != null and m.shader.code.contains("vat_vertex_frame(") \
 					and m.get_meta("vat_crowd_native", false),
 					"surface %d of %s draws with Godot's own material code and the VAT stage" % [s, child.name]):

@@ -380,11 +380,6 @@ func _refused_bones(va: VertexAnimation) -> bool:
 ## more takes a higher rate through `clip_fps`.
 func _check_render(case: String, scene: PackedScene, bakes: Dictionary) -> void:
 	var va: VertexAnimation = bakes[""]
-	if case in ["materials", "soldier_normal_mapped"] and RenderingServer.get_current_rendering_method() == "mobile":
-		# Mobile keeps the shipped shader (docs/api.md, Default materials), which lacks the
-		# normal maps, ORM, scissor and blending these characters are made of.
-		skip("the Mobile renderer keeps vat_crowd's shipped shader (docs/api.md, Default materials); %s's normal map, ORM or blending need Godot's own" % case)
-		return
 	var clip := -1
 	for c in va.get_clip_count():
 		if va.get_clip_frame_count(c) > 2 and va.decode_frame(c, 0) != va.decode_frame(c, va.get_clip_frame_count(c) / 2):

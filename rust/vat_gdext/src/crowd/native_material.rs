@@ -63,21 +63,8 @@ pub enum Lookup {
     Pending,
 }
 
-/// Whether the running renderer takes spliced shaders. Not the Mobile renderer: in Godot 4.6.3 on
-/// lavapipe its first compile of a spliced shader with a normal map, alpha scissor or blending
-/// stalls the engine for good (main thread and both worker threads waiting inside Godot, no CPU
-/// used), so there the shipped shader stays. Godot's own materials of the same features stall the
-/// same way there with a cold shader cache (no vat_crowd material in the scene), so the stall is
-/// the renderer's on lavapipe; Mobile on real GPUs is untested.
-pub fn renderer_takes_spliced() -> bool {
-    RenderingServer::singleton().get_current_rendering_method() != "mobile"
-}
-
 /// The material for `source` if its code is known; otherwise asks for it (once per source).
 pub fn lookup(source: &Gd<BaseMaterial3D>) -> Lookup {
-    if !renderer_takes_spliced() {
-        return Lookup::Unavailable;
-    }
     let known = NATIVE.with(|n| n.borrow().codes.get(&source.instance_id()).cloned());
     match known {
         Some(Some(code)) => Lookup::Ready(material_for(source, &code)),
@@ -214,9 +201,6 @@ fn apply(material: &mut Gd<ShaderMaterial>, source: &Gd<BaseMaterial3D>, code: &
 /// A source `ShaderMaterial`'s own spatial shader with the VAT stage, its parameters copied; None
 /// (after one warning) where its code cannot take the stage.
 pub fn from_shader_material(source: &Gd<ShaderMaterial>) -> Option<Gd<ShaderMaterial>> {
-    if !renderer_takes_spliced() {
-        return None;
-    }
     let shader = source.get_shader()?;
     match splice_vat_stage(&shader.get_code().to_string(), INCLUDE) {
         Ok(spliced) => {
