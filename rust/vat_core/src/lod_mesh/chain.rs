@@ -2,6 +2,7 @@
 
 use super::checked::checked_lod1;
 use super::silhouette::{SourceMasks, SourceSilhouettes};
+use super::silhouette_cache::poses_or_reference;
 use super::weld::weld;
 use super::{ColumnSource, LodChain, LodSettings, LodSource, SilhouetteReport};
 use crate::error::{Result, VatError};
@@ -158,11 +159,9 @@ fn draws_as_source(
                 == pose[b as usize].to_array().map(f32::to_bits)
         })
     };
-    if poses.is_empty() {
-        same(&source.positions)
-    } else {
-        poses.iter().all(|pose| same(pose))
-    }
+    poses_or_reference(source, poses)
+        .iter()
+        .all(|pose| same(pose))
 }
 
 /// Finer automatic voxel sizes tried after the default, as cells along the largest extent.
@@ -207,8 +206,9 @@ pub(crate) fn lod2_targets(settings: &LodSettings, lod1_triangles: usize) -> Vec
 /// ones, for each target of [`lod2_targets`] in turn, except that the variants that cost most
 /// ([`costs_most`]) are tried only after every target failed the others, in a second round over
 /// the targets; the first candidate whose silhouettes pass
-/// ([`super::SilhouetteReport::passes`]), else the one with the best score, with its report. Without poses, the whole remesh at `lod2_triangles` and the voxel size asked for,
-/// unchecked. Errors only when no candidate could be built (the first error).
+/// ([`super::SilhouetteReport::passes`]), else the one with the best score, with its report.
+/// Without poses, the whole remesh at `lod2_triangles` and the voxel size asked for, unchecked.
+/// Errors only when no candidate could be built (the first error).
 fn best_lod2(
     source: &LodSource,
     settings: &LodSettings,

@@ -111,7 +111,7 @@ fn write_frame(
 }
 
 /// `w0 * p[a] + w1 * p[b] + w2 * p[c]`.
-fn weighted(ps: &[Vec3], vertices: [u32; 3], weights: [f32; 3]) -> Vec3 {
+pub(crate) fn weighted(ps: &[Vec3], vertices: [u32; 3], weights: [f32; 3]) -> Vec3 {
     ps[vertices[0] as usize] * weights[0]
         + ps[vertices[1] as usize] * weights[1]
         + ps[vertices[2] as usize] * weights[2]

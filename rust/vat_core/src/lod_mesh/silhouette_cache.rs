@@ -77,7 +77,10 @@ fn fingerprint(source: &LodSource, poses: &[Vec<Vec3>]) -> u64 {
 }
 
 /// The poses the source is rendered in: `poses`, or its reference positions when there are none.
-fn poses_or_reference<'a>(source: &LodSource, poses: &'a [Vec<Vec3>]) -> Cow<'a, [Vec<Vec3>]> {
+pub(super) fn poses_or_reference<'a>(
+    source: &LodSource,
+    poses: &'a [Vec<Vec3>],
+) -> Cow<'a, [Vec<Vec3>]> {
     if poses.is_empty() {
         Cow::Owned(vec![source.positions.clone()])
     } else {

@@ -176,9 +176,7 @@ pub(crate) fn bind(
             // Only to a corner on the bone the point mostly follows: a corner across a joint
             // would make the vertex follow the other bone.
             let bone = |k: usize| source.bones.get(corners[k] as usize).copied();
-            let heaviest = (0..3)
-                .max_by(|&a, &b| hit.weights[a].total_cmp(&hit.weights[b]))
-                .unwrap_or(0);
+            let heaviest = super::nearest::heaviest(hit.weights);
             let same_bone = [0, 1, 2].map(|k| bone(k) == bone(heaviest));
             snap_outwards(hit, n, corners, same_bone, source_positions, snap)
         })

@@ -16,7 +16,8 @@ use std::collections::HashMap;
 use glam::Vec3;
 
 use super::bind::SourceTriangles;
-use super::nearest::Hit;
+use super::nearest::{heaviest, Hit};
+use crate::lod_mesh::columns::{bound_normal, weighted};
 use crate::lod_mesh::{ColumnSource, LodLevel, LodVertex};
 
 /// A corner looks for a copy when its normal lies more than this many degrees off its
@@ -37,7 +38,8 @@ const MAX_STEPS: usize = 6;
 /// off its triangle's face a copy bound to a coincident source point facing the triangle's way,
 /// when there is one (module docs). Copies are appended to the vertices and the columns (vertex
 /// `i` still uses column `i`); a vertex copied for several triangles of one face is copied once.
-/// Returns the vertex each copy was made of, in the order the copies were appended.
+/// Returns the vertex each copy was made of, in the order the copies were appended (none when
+/// `normals` does not hold one normal per source position).
 pub(crate) fn keep_hard_edges(
     level: &mut LodLevel,
     columns: &mut Vec<ColumnSource>,
@@ -45,31 +47,21 @@ pub(crate) fn keep_hard_edges(
     positions: &[Vec3],
     normals: &[Vec3],
 ) -> Vec<u32> {
+    if normals.len() != positions.len() {
+        // No normal per source vertex: nothing says where an edge is hard.
+        return Vec::new();
+    }
     let tolerance = (tris.bounds.max - tris.bounds.min).length() * COINCIDENT;
-    let point = |v: &LodVertex| -> Vec3 {
-        (0..3)
-            .map(|k| positions[v.sources[k] as usize] * v.weights[k])
-            .sum()
-    };
-    let normal_at = |corners: [u32; 3], weights: [f32; 3]| -> Vec3 {
-        (0..3)
-            .map(|k| {
-                normals
-                    .get(corners[k] as usize)
-                    .copied()
-                    .unwrap_or_default()
-                    * weights[k]
-            })
-            .sum::<Vec3>()
-            .normalize_or_zero()
-    };
+    // What the bake draws at a binding: the bound column's normal.
+    let normal_at = |corners: [u32; 3], weights: [f32; 3]| bound_normal(normals, corners, weights);
     let bone_of = |corners: [u32; 3], weights: [f32; 3]| {
-        let heaviest = (0..3)
-            .max_by(|&a, &b| weights[a].total_cmp(&weights[b]))
-            .unwrap_or(0);
-        tris.bones.get(corners[heaviest] as usize).copied()
+        tris.bones.get(corners[heaviest(weights)] as usize).copied()
     };
-    let points: Vec<Vec3> = level.vertices.iter().map(point).collect();
+    let points: Vec<Vec3> = level
+        .vertices
+        .iter()
+        .map(|v| weighted(positions, v.sources, v.weights))
+        .collect();
     let off = OFF_DEGREES.to_radians().cos();
     let gain = GAIN_DEGREES.to_radians();
     // (vertex, source triangle, weights' bits) -> the copy made for it.
@@ -160,11 +152,14 @@ mod tests {
     /// Corners of `level` whose drawn normal (the bound source normals blended) lies more than
     /// `degrees` off their triangle's face, and all corners.
     fn corners_off(level: &LodLevel, source: &LodSource, degrees: f32) -> (usize, usize) {
-        let at = |v: u32, list: &[Vec3]| -> Vec3 {
+        let point = |v: u32| {
             let v = level.vertices[v as usize];
-            (0..3)
-                .map(|k| list[v.sources[k] as usize] * v.weights[k])
-                .sum()
+            weighted(&source.positions, v.sources, v.weights)
+        };
+        // What the bake draws at each corner.
+        let drawn = |v: u32| {
+            let v = level.vertices[v as usize];
+            bound_normal(&source.normals, v.sources, v.weights)
         };
         let cos = degrees.to_radians().cos();
         let (mut off, mut all) = (0, 0);
@@ -173,7 +168,7 @@ mod tests {
             .iter()
             .flat_map(|s| s.indices.chunks_exact(3))
         {
-            let [a, b, c] = [t[0], t[1], t[2]].map(|v| at(v, &source.positions));
+            let [a, b, c] = [t[0], t[1], t[2]].map(point);
             // Godot's winding (the test meshes'): clockwise fronts.
             let face = (c - a).cross(b - a).normalize_or_zero();
             if face.abs().max_element() < 20f32.to_radians().cos() {
@@ -181,7 +176,7 @@ mod tests {
             }
             for &v in t {
                 all += 1;
-                off += usize::from(at(v, &source.normals).normalize_or_zero().dot(face) < cos);
+                off += usize::from(drawn(v).dot(face) < cos);
             }
         }
         (off, all)
@@ -230,11 +225,9 @@ mod tests {
         // Two copies per corner, each at its vertex's point, on the same bone.
         assert_eq!(originals.len(), 16);
         assert_eq!((level.vertices.len(), columns.len()), (24, 24));
-        let at = |v: usize| -> Vec3 {
+        let at = |v: usize| {
             let v = level.vertices[v];
-            (0..3)
-                .map(|k| source.positions[v.sources[k] as usize] * v.weights[k])
-                .sum()
+            weighted(&source.positions, v.sources, v.weights)
         };
         for (k, &o) in originals.iter().enumerate() {
             assert!(at(8 + k).distance(at(o as usize)) < 1e-6);

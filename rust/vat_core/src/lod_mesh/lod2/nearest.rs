@@ -236,6 +236,14 @@ pub(crate) fn closest_on_triangle(p: Vec3, [a, b, c]: [Vec3; 3]) -> (Vec3, [f32;
     (a * weights[0] + b * weights[1] + c * weights[2], weights)
 }
 
+/// The corner with the largest of barycentric `weights` (the last of equal ones): the one whose
+/// bone a bound point mostly follows.
+pub(crate) fn heaviest(weights: [f32; 3]) -> usize {
+    (0..3)
+        .max_by(|&a, &b| weights[a].total_cmp(&weights[b]))
+        .unwrap_or(0)
+}
+
 /// Weights clamped to >= 0 and rescaled to sum to exactly 1 (up to rounding), so rounding in
 /// the face region can never leave a slightly negative weight.
 pub(crate) fn clean_weights(w: [f32; 3]) -> [f32; 3] {

@@ -51,10 +51,7 @@ fn poses(source: &LodSource, pivot: Vec3) -> Vec<Vec<Vec3>> {
 /// Triangles of `level` whose vertices bind to both capsules: webs once the arm swings.
 fn webs(level: &LodLevel, source: &LodSource) -> usize {
     let bone = |v: &crate::lod_mesh::LodVertex| {
-        let k = (0..3)
-            .max_by(|&a, &b| v.weights[a].total_cmp(&v.weights[b]))
-            .unwrap();
-        source.bones[v.sources[k] as usize]
+        source.bones[v.sources[super::nearest::heaviest(v.weights)] as usize]
     };
     level
         .surfaces

@@ -375,9 +375,7 @@ fn bone_centres(
         .map(|&p| {
             let hit = tris.bvh.nearest(p).expect("the BVH was checked non-empty");
             let corners = tris.triangles[hit.triangle as usize];
-            let heaviest = (0..3)
-                .max_by(|&a, &b| hit.weights[a].total_cmp(&hit.weights[b]))
-                .unwrap_or(0);
+            let heaviest = super::nearest::heaviest(hit.weights);
             let bone = source
                 .bones
                 .get(corners[heaviest] as usize)

@@ -7,6 +7,7 @@ use glam::Vec3;
 use super::bind::min_area;
 use super::is_closed_manifold;
 use super::nearest::TriangleBvh;
+use crate::lod_mesh::columns::bound_normal;
 use crate::lod_mesh::{LodLevel, LodSource};
 
 /// Measurements of a bound level against its source at one pose.
@@ -43,7 +44,8 @@ pub struct Lod2Stats {
     /// Triangles whose shade at their centre (their corners' bound normals blended) lies more
     /// than [`SHADING_OFF_DEGREES`] off the source's own there (its normal at the source point
     /// nearest the centre), with the source's reference-pose normals: where the level shades
-    /// across a hard edge the source draws, or smooths a facet.
+    /// across a hard edge the source draws, or smooths a facet. 0 without a normal per source
+    /// vertex.
     pub shading_off_triangles: usize,
 }
 
@@ -114,19 +116,12 @@ fn shading_off(
     src_tris: &[[u32; 3]],
     src_bvh: &TriangleBvh,
 ) -> usize {
-    let normal = |sources: [u32; 3], weights: [f32; 3]| -> Vec3 {
-        (0..3)
-            .map(|k| {
-                source
-                    .normals
-                    .get(sources[k] as usize)
-                    .copied()
-                    .unwrap_or_default()
-                    * weights[k]
-            })
-            .sum::<Vec3>()
-            .normalize_or_zero()
-    };
+    if source.normals.len() != source.positions.len() {
+        return 0;
+    }
+    // What the bake draws at a binding: the bound column's normal.
+    let normal =
+        |sources: [u32; 3], weights: [f32; 3]| bound_normal(&source.normals, sources, weights);
     let cos = SHADING_OFF_DEGREES.to_radians().cos();
     level
         .surfaces
