@@ -98,6 +98,13 @@ func _columns_and_triangles(va: VertexAnimation, level: int) -> Dictionary:
 	return {"columns": columns, "uvs": uvs, "triangles": tris}
 
 
+## Column `c`'s point: the blend of its sources (`src`, the stats' `lod_column_sources`: three
+## source vertices, then their weights) at source-vertex positions `full`.
+func _column_point(full: PackedVector3Array, src: PackedFloat32Array, c: int) -> Vector3:
+	return full[int(src[c * 6])] * src[c * 6 + 3] + full[int(src[c * 6 + 1])] * src[c * 6 + 4] \
+		+ full[int(src[c * 6 + 2])] * src[c * 6 + 5]
+
+
 ## Per column of `on`, the first column (in order along x) whose point lies within `tolerance` of
 ## its own, itself if none: each column's point is the blend of its sources (`src`, the stats'
 ## `lod_column_sources`) in the first frame of the LOD-off bake `off`.
@@ -107,8 +114,7 @@ func _joined_points(on: VertexAnimation, off: VertexAnimation, src: PackedFloat3
 	var at := PackedVector3Array()
 	at.resize(n)
 	for c in n:
-		at[c] = full[int(src[c * 6])] * src[c * 6 + 3] + full[int(src[c * 6 + 1])] * src[c * 6 + 4] \
-			+ full[int(src[c * 6 + 2])] * src[c * 6 + 5]
+		at[c] = _column_point(full, src, c)
 	var order := range(n)
 	order.sort_custom(func(a: int, b: int) -> bool: return at[a].x < at[b].x)
 	var joined := PackedInt32Array(range(n))
@@ -289,9 +295,7 @@ func test_each_column_decodes_as_its_sources(case) -> void:
 			var got := on.decode_frame(clip, f)
 			var full := off.decode_frame(clip, f)
 			for c in columns:
-				var want: Vector3 = full[int(src[c * 6])] * src[c * 6 + 3] \
-					+ full[int(src[c * 6 + 1])] * src[c * 6 + 4] \
-					+ full[int(src[c * 6 + 2])] * src[c * 6 + 5]
+				var want := _column_point(full, src, c)
 				var d := got[c].distance_to(want)
 				if bones and src[c * 6 + 3] < 1.0:
 					worst_bound = maxf(worst_bound, d)
