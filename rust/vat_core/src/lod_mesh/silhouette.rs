@@ -73,7 +73,8 @@ pub struct SilhouetteImage {
 }
 
 /// Compares `chain`'s level `level` with `source` over every view of every pose (source-vertex
-/// positions, one array per pose; the reference positions if `poses` is empty).
+/// positions, one array per pose; the reference positions if `poses` is empty). A pose bit for
+/// bit equal to an earlier one is checked once, in its first place (the report is the same).
 /// Panics if `level` is out of range or a pose is shorter than the source.
 pub fn check_silhouettes(
     source: &LodSource,
@@ -86,7 +87,8 @@ pub fn check_silhouettes(
 
 /// [`check_silhouettes`] of a level whose vertices are drawn elsewhere than bound to each pose:
 /// `placed[p]` holds the level's vertex positions in pose `p` (skinned from bone textures, say),
-/// checked against the source's silhouettes in `poses`.
+/// checked against the source's silhouettes in `poses`. Of poses bit for bit equal in `poses`,
+/// only the first is checked, with its own `placed` array.
 /// Panics if `level` is out of range, `placed` has fewer poses than `poses` (one when `poses` is
 /// empty), or a placed pose is shorter than the level.
 pub fn check_placed_silhouettes(

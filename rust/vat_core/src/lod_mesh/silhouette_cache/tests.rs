@@ -118,3 +118,49 @@ fn points_in_holes_are_those_where_the_level_lost_its_outline() {
         .iter()
         .all(|&n| n == 0));
 }
+
+#[test]
+fn a_repeated_pose_is_rendered_once_and_the_report_is_unchanged() {
+    let (source, chain, poses) = bent_capsule();
+    // Poses 0..20, then 5 and 19 again, then 3 again with one coordinate a bit off.
+    let mut repeated = poses.clone();
+    repeated.push(poses[5].clone());
+    repeated.push(poses[19].clone());
+    let mut nearly = poses[3].clone();
+    nearly[0].x = f32::from_bits(nearly[0].x.to_bits() + 1);
+    repeated.push(nearly);
+    let masks = SourceSilhouettes::new(&source, &repeated);
+    assert_eq!(masks.views.len(), 21 * SILHOUETTE_VIEWS as usize);
+    assert_eq!(masks.distinct.of_pose[20], 5);
+    assert_eq!(masks.distinct.of_pose[21], 19);
+    assert_eq!(masks.distinct.of_pose[22], 20);
+    assert_eq!(masks.distinct.copies[5], 2);
+    for level in 0..chain.levels.len() {
+        assert_eq!(
+            masks.check(&chain, level),
+            from_scratch(&source, &chain, level, &repeated),
+            "level {level}"
+        );
+    }
+    // Starting at a repeat starts at its first copy.
+    let full = masks.check(&chain, 2);
+    let (early, complete) = masks.check_until_failed(&chain, 2, 21);
+    assert!(!complete && !early.passes());
+    assert_eq!(
+        masks.check_until_failed(&chain, 0, 21).0,
+        masks.check(&chain, 0)
+    );
+    assert!(full.worst_pose < 20, "a report names a pose's first place");
+    // Hits count every copy: a pose listed twice counts twice, as two renders would.
+    let doubled = [poses[0].clone(), poses[0].clone()];
+    let once = SourceSilhouettes::new(&source, &poses[..1]);
+    let twice = SourceSilhouettes::new(&source, &doubled);
+    let lod2_points = |pose: &[Vec3]| crate::lod_mesh::level_positions(&chain, 0, pose);
+    let hits_once = once.points_in_holes(&chain, 2, 0.0, lod2_points);
+    let hits_twice = twice.points_in_holes(&chain, 2, 0.0, lod2_points);
+    assert!(hits_once.iter().any(|&n| n > 0));
+    assert_eq!(
+        hits_twice,
+        hits_once.iter().map(|n| 2 * n).collect::<Vec<_>>()
+    );
+}
