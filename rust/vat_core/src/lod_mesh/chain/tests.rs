@@ -199,29 +199,54 @@ fn the_costliest_lod2_variant_waits_until_every_target_failed_the_others() {
     let masks = SourceSilhouettes::new(&source, &poses);
     // Nothing passes: every candidate is offered, and the order shows in their sizes.
     let offered = std::cell::RefCell::new(Vec::new());
-    let pass = |level: &LodLevel, _: &SilhouetteReport| {
-        offered.borrow_mut().push(level.triangle_count());
+    let pass = |level: &LodLevel, report: &SilhouetteReport| {
+        offered
+            .borrow_mut()
+            .push((level.triangle_count(), report.holes_pct));
         false
     };
     best_lod2_with(&source, &s, &poses, &masks, lod1_triangles, pass).unwrap();
     let offered = offered.into_inner();
     let t = targets.len();
     assert!(t >= 2, "{targets:?} under LOD1 {lod1_triangles}");
-    assert_eq!(offered.len(), 4 * t, "{offered:?} for {targets:?}");
-    // First the three cheaper variants at each target in turn, then the finer per-part remesh
-    // at each target again, from the smallest.
-    for (k, &n) in offered.iter().enumerate() {
-        let target = if k < 3 * t {
-            targets[k / 3]
-        } else {
-            targets[k - 3 * t]
-        };
+    // First the three cheaper variants at each target in turn (only the first where it shows
+    // far too many holes, except at the last target), then the finer per-part remesh at each
+    // target not given up, from the smallest.
+    let mut expected = Vec::new();
+    let mut given_up = Vec::new();
+    let mut k = 0;
+    for (i, &target) in targets.iter().enumerate() {
+        let (_, holes) = offered[k];
+        let hopeless = i + 1 < t && holes > HOPELESS_HOLES * MAX_HOLES_PCT;
+        let n = if hopeless { 1 } else { 3 };
+        expected.extend(std::iter::repeat_n(target, n));
+        given_up.push(hopeless);
+        k += n;
+    }
+    expected.extend(
+        targets
+            .iter()
+            .zip(&given_up)
+            .filter(|(_, &g)| !g)
+            .map(|(t, _)| *t),
+    );
+    assert_eq!(offered.len(), expected.len(), "{offered:?} for {targets:?}");
+    for (k, (&(n, _), &target)) in offered.iter().zip(&expected).enumerate() {
         assert!(
             n <= target as usize,
             "candidate {k}: {n} over {target} in {offered:?}"
         );
     }
-    assert!(offered[3 * t - 1] > targets[0] as usize && offered[3 * t] <= targets[0] as usize);
+    // The capsule's smallest target is given up after its first candidate; the last never is,
+    // and gets all four variants.
+    assert!(given_up[0], "{offered:?}");
+    assert!(!given_up[t - 1]);
+    assert!(offered[1].0 > targets[0] as usize, "{offered:?}");
+    assert_eq!(
+        expected.iter().filter(|&&x| x == targets[t - 1]).count(),
+        4,
+        "{expected:?}"
+    );
 }
 
 /// `count` poses that bend `source` above y = 1, each `step` more than the last (the first
