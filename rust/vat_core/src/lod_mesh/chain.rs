@@ -167,10 +167,6 @@ fn draws_as_source(
 /// Finer automatic voxel sizes tried after the default, as cells along the largest extent.
 const FINER_CELLS: [f32; 1] = [64.0];
 
-/// LOD2 candidates built at once after the first: a pair keeps two cores busy, and at most one
-/// is built in vain when the first of them passes.
-const BUILT_TOGETHER: usize = 2;
-
 /// Whether a LOD2 variant (voxel size, by part) is one of those tried only after every target
 /// failed the others: a per-part remesh at a voxel finer than `asked` (the automatic size's
 /// finer steps). It simplifies the most triangles, part by part, so it costs the most to build
@@ -293,24 +289,17 @@ fn best_lod2_with(
     let mut hopeless = vec![false; targets.len()];
     'rounds: for (r, round) in [cheap, costly].into_iter().enumerate() {
         let round_is_cheap = r == 0;
-        let Some((first, others)) = (!round.is_empty()).then(|| round.split_at(1)) else {
-            continue;
-        };
-        // The first variant alone (it often passes, and is the cheapest), then the others two at
-        // a time (built in parallel, which keeps both cores busy through their serial steps);
-        // all checked in order, and none built after the first that passes.
-        let groups: Vec<&[(f32, bool)]> = std::iter::once(first)
-            .chain(others.chunks(BUILT_TOGETHER))
-            .collect();
+        // One variant at a time, none built after the first that passes. Building two at once
+        // kept both cores busy but built the second in vain whenever the first passed, and a
+        // variant keeps both cores busy through most of its build anyway (remesh pieces,
+        // meshoptimizer's goals in pairs beside the collapses, binding): the knight's chain
+        // took 2.07 s with pairs, 1.32 s one at a time.
         for (t, &target) in targets.iter().enumerate() {
             if hopeless[t] {
                 continue;
             }
-            for (k, built) in groups
-                .iter()
-                .flat_map(|some| search.candidates(target, some))
-                .enumerate()
-            {
+            for (k, &variant) in round.iter().enumerate() {
+                let built = search.candidate(target, variant);
                 let (level, columns) = match built {
                     Ok(built) => built,
                     Err(e) => {

@@ -153,9 +153,7 @@ pub fn build_lod2_with(
     // The request first, so its errors come before those of the poses.
     check_request(source, target_triangles, voxel_size)?;
     Lod2Search::new(source, poses, &[target_triangles as usize])?
-        .candidates(target_triangles, &[(voxel_size, by_part)])
-        .pop()
-        .expect("one variant, one answer")
+        .candidate(target_triangles, (voxel_size, by_part))
 }
 
 /// The source checked ([`check_source`]), the target below its triangle count and the voxel

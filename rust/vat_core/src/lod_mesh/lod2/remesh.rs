@@ -250,72 +250,43 @@ impl<'a> Lod2Search<'a> {
         })
     }
 
-    /// [`super::build_lod2_with`] of the source and poses at `target` for each `(voxel_size,
-    /// by_part)` of `variants`, in that order and with the same errors: the same answers, from
-    /// remeshes built once, and built and simplified in parallel.
-    pub(crate) fn candidates(
+    /// [`super::build_lod2_with`] of the source and poses at `target` with `(voxel_size,
+    /// by_part)`, with the same errors: the same answer, from a remesh built once for every
+    /// target that uses the same voxel size and rigid parts.
+    pub(crate) fn candidate(
         &mut self,
         target: u32,
-        variants: &[(f32, bool)],
-    ) -> Vec<Result<(LodLevel, Vec<ColumnSource>)>> {
-        let checked: Vec<Result<()>> = variants
-            .iter()
-            .map(|&(voxel_size, _)| super::check_request(self.source, target, voxel_size))
-            .collect();
+        (voxel_size, by_part): (f32, bool),
+    ) -> Result<(LodLevel, Vec<ColumnSource>)> {
+        super::check_request(self.source, target, voxel_size)?;
         let target = target as usize;
-        let rigids: Vec<Parts> = variants
-            .par_iter()
-            .map(|&(voxel_size, by_part)| {
-                rigid_for(
-                    self.source,
-                    &self.tris,
-                    voxel_size,
-                    self.poses,
-                    by_part,
-                    target,
-                )
-            })
-            .collect();
-        let known = |remeshes: &[(f32, bool, Remesh<'a>)], k: usize| {
-            let (voxel_size, by_part) = variants[k];
-            remeshes.iter().position(|(v, p, r)| {
-                *v == voxel_size && *p == by_part && r.rigid.of_triangle == rigids[k].of_triangle
-            })
-        };
-        let missing: Vec<usize> = (0..variants.len())
-            .filter(|&k| checked[k].is_ok() && known(&self.remeshes, k).is_none())
-            .collect();
-        let built: Vec<Result<Remesh<'a>>> = missing
-            .par_iter()
-            .map(|&k| {
-                Remesh::new(
+        let rigid = rigid_for(
+            self.source,
+            &self.tris,
+            voxel_size,
+            self.poses,
+            by_part,
+            target,
+        );
+        let known = self.remeshes.iter().position(|(v, p, r)| {
+            *v == voxel_size && *p == by_part && r.rigid.of_triangle == rigid.of_triangle
+        });
+        let k = match known {
+            Some(k) => k,
+            None => {
+                let remesh = Remesh::new(
                     self.source,
                     Arc::clone(&self.tris),
-                    variants[k].0,
+                    voxel_size,
                     self.poses,
-                    rigids[k].clone(),
+                    rigid,
                     &self.targets,
-                )
-            })
-            .collect();
-        let mut failed: Vec<Option<VatError>> = checked.into_iter().map(Result::err).collect();
-        for (&k, remesh) in missing.iter().zip(built) {
-            match remesh {
-                Ok(r) => self.remeshes.push((variants[k].0, variants[k].1, r)),
-                Err(e) => failed[k] = Some(e),
+                )?;
+                self.remeshes.push((voxel_size, by_part, remesh));
+                self.remeshes.len() - 1
             }
-        }
-        let slots: Vec<std::result::Result<usize, VatError>> = (0..variants.len())
-            .map(|k| match failed[k].take() {
-                Some(e) => Err(e),
-                None => Ok(known(&self.remeshes, k).expect("built above")),
-            })
-            .collect();
-        let remeshes = &self.remeshes;
-        slots
-            .into_par_iter()
-            .map(|slot| slot.and_then(|k| remeshes[k].2.lod2(target)))
-            .collect()
+        };
+        self.remeshes[k].2.lod2(target)
     }
 }
 
