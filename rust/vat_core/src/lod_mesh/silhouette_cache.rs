@@ -213,6 +213,25 @@ impl<'a> SourceSilhouettes<'a> {
         fold(self.measure(chain, level, &all))
     }
 
+    /// [`Self::check`], with the poses where `drawn_as_source(pose)` (an index in the whole
+    /// list) holds taken as drawing the source's own masks: no holes and no loss in any view
+    /// there, as their render would find, and no render.
+    pub(crate) fn check_unless(
+        &self,
+        chain: &LodChain,
+        level: usize,
+        drawn_as_source: impl Fn(usize) -> bool,
+    ) -> SilhouetteReport {
+        let (same, render): (Vec<usize>, Vec<usize>) =
+            (0..self.distinct.first.len()).partition(|&d| drawn_as_source(self.distinct.first[d]));
+        let mut per_view = self.measure(chain, level, &render);
+        per_view.extend(same.iter().flat_map(|&d| {
+            let pose = self.distinct.first[d] as u32;
+            (0..SILHOUETTE_VIEWS).map(move |view| (0.0, 0.0, view, pose))
+        }));
+        fold(per_view)
+    }
+
     /// Like [`Self::check`], but starting at pose `first` and stopping after the round of poses
     /// in which the level stops passing ([`SilhouetteReport::passes`]). Returns the report and
     /// whether every pose was checked; a report cut short holes and loss of the poses seen, so

@@ -297,7 +297,9 @@ fn lod0_that_draws_the_source_is_reported_without_a_render_as_the_render_reports
         lod0.columns.len() < source.positions.len(),
         "the seam copies share columns"
     );
-    assert!(draws_as_source(&source, &lod0, &poses));
+    assert!(poses_drawn_as_source(&source, &lod0, &poses)
+        .iter()
+        .all(|&same| same));
     let alone = LodChain {
         levels: vec![lod0.level.clone()],
         columns: lod0.columns.clone(),
@@ -312,7 +314,25 @@ fn lod0_that_draws_the_source_is_reported_without_a_render_as_the_render_reports
         .find(|&v| source.positions[v] == source.positions[0] && v != 0)
         .expect("vertex 0 has a seam copy");
     moved[2][copy].y += 1e-6;
-    assert!(!draws_as_source(&source, &lod0, &moved));
+    assert_eq!(
+        poses_drawn_as_source(&source, &lod0, &moved),
+        [true, true, false, true]
+    );
+    // Only that pose is rendered, and the report is the render's of every pose, bit for bit;
+    // it shows the hair's breadth as a few pixels at most.
+    let rendered = check_silhouettes(&source, &alone, 0, &moved);
+    let (_, reports) = build_checked_chain(&source, &s, &moved).unwrap();
+    assert_eq!(reports[0], Some(rendered));
+    let masks = SourceSilhouettes::new(&source, &moved);
+    assert_eq!(masks.check_unless(&alone, 0, |pose| pose != 2), rendered);
+    // Taking every pose as drawn as the source gives the empty report, whatever the level.
+    let lod2 = build_chain(&source, &s, &moved).unwrap();
+    let last = lod2.levels.len() - 1;
+    assert_ne!(masks.check(&lod2, last), SilhouetteReport::default());
+    assert_eq!(
+        masks.check_unless(&lod2, last, |_| true),
+        SilhouetteReport::default()
+    );
 }
 
 #[test]
