@@ -482,14 +482,20 @@ pub fn decode_frame_normals<B: AsRef<[u8]>>(vat: &EncodedVat<B>, frame: u32) -> 
     }
     assert!(frame < vat.layout.frame_count);
     (0..vat.layout.vertex_count)
-        .map(|v| {
-            let at = vat.layout.index(frame, v) * NORMAL_TEXEL_BYTES;
-            oct_decode(Vec2::new(
-                read_half(normals, at),
-                read_half(normals, at + 2),
-            ))
-        })
+        .map(|v| decode_normal(vat, frame, v))
         .collect()
+}
+
+/// The normal of `vertex` at `frame`, decoded as the shader does. Panics if either is out of
+/// range or the VAT has no normals.
+pub fn decode_normal<B: AsRef<[u8]>>(vat: &EncodedVat<B>, frame: u32, vertex: u32) -> Vec3 {
+    assert!(frame < vat.layout.frame_count && vertex < vat.layout.vertex_count);
+    let normals = vat.normals.as_ref();
+    let at = vat.layout.index(frame, vertex) * NORMAL_TEXEL_BYTES;
+    oct_decode(Vec2::new(
+        read_half(normals, at),
+        read_half(normals, at + 2),
+    ))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 use glam::Vec3;
 
 use super::*;
-use crate::bake::encode::{decode_position, encode, EncodedVat, Precision};
+use crate::bake::encode::{decode_frame, decode_frame_normals, encode, EncodedVat, Precision};
 use crate::bake::SkinnedFrames;
 use crate::clip::{plan_clips, ClipSpec};
 use crate::lod_mesh::{LodLevel, LodVertex};
@@ -125,6 +125,32 @@ fn pruning_shrinks_the_textures() {
     assert_eq!(vat.positions.len(), 100 * 8 * 8);
     assert_eq!(pruned.positions.len(), 5 * 8 * 8);
     assert_eq!(pruned.normals.len(), 5 * 8 * 4);
+}
+
+#[test]
+fn applied_into_buffers_each_texture_is_what_apply_columns_writes() {
+    let vat = bake(100, 8, Precision::Half);
+    let mut cols = columns();
+    cols.push(ColumnSource::Bound {
+        vertices: [3, 40, 99],
+        weights: [0.25, 0.5, 0.25],
+    });
+    let whole = apply_columns(&vat, &cols).unwrap();
+    let sizes = column_sizes(&vat, &cols).unwrap();
+    assert_eq!(sizes.layout, whole.layout);
+    assert_eq!(
+        (sizes.position_bytes, sizes.normal_bytes),
+        (whole.positions.len(), whole.normals.len())
+    );
+    // Normals only (a tangent bake): the same normal bytes, and no position buffer touched.
+    let mut normals = vec![0xAAu8; sizes.normal_bytes];
+    apply_columns_into(&vat, &cols, None, Some(&mut normals));
+    assert_eq!(normals, whole.normals);
+    let mut positions = vec![0xAAu8; sizes.position_bytes];
+    apply_columns_into(&vat, &cols, Some(&mut positions), None);
+    assert_eq!(positions, whole.positions);
+    // The errors come from the sizes, before any buffer exists.
+    assert_eq!(column_sizes(&vat, &[]), Err(VatError::NoMeshes));
 }
 
 #[test]
