@@ -187,10 +187,9 @@ fn costs_most((voxel, by_part): (f32, bool), asked: f32) -> bool {
 /// in both rounds: holes past that are a budget too small for the outline, which the other
 /// variants spread differently but do not grow. On the corpus this skips only KayKit's knight at
 /// 300 triangles (3.4% holes; its other variants there fail too, at 4.0% and 7.4%), which cut
-/// its chain from 2.36 to 2.07 s (the finer whole remesh it no longer simplifies at 300 is
-/// still built for 600, beside the per-part one that passes there); a first candidate that fails on loss (a web between the limbs,
-/// which the per-part remesh is for) or on fewer holes is never skipped. The last target is
-/// never given up.
+/// its chain from 2.36 to 2.07 s when candidates were still built two at a time. A first
+/// candidate that fails on loss (a web between the limbs, which the per-part remesh is for) or
+/// on fewer holes is never skipped. The last target is never given up.
 const HOPELESS_HOLES: f32 = 3.0;
 
 /// LOD2's triangle targets, as multiples of `lod2_triangles`: a target whose candidates all
