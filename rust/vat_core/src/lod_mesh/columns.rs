@@ -29,78 +29,54 @@ pub fn apply_columns<B: AsRef<[u8]>>(
     vat: &EncodedVat<B>,
     columns: &[ColumnSource],
 ) -> Result<EncodedVat<Vec<u8>>> {
-    let sizes = column_sizes(vat, columns)?;
-    let mut positions = vec![0u8; sizes.position_bytes];
-    let mut normals = vec![0u8; sizes.normal_bytes];
-    apply_columns_into(
-        vat,
-        columns,
-        Some(&mut positions),
-        (sizes.normal_bytes > 0).then_some(&mut normals[..]),
-    );
+    apply_columns_in(vat, columns, true, |bytes| vec![0u8; bytes])
+}
+
+/// [`apply_columns`] into buffers that `buffer(bytes)` makes, `bytes` long and zeroed (Godot
+/// arrays, say, so the textures are not copied after). Without `with_positions` the position
+/// texture is `buffer(0)` and nothing is written to it: a tangent bake needs only its normals.
+/// The same errors as [`apply_columns`], found before any buffer is made.
+pub fn apply_columns_in<B: AsRef<[u8]>, O: AsMut<[u8]>>(
+    vat: &EncodedVat<B>,
+    columns: &[ColumnSource],
+    with_positions: bool,
+    mut buffer: impl FnMut(usize) -> O,
+) -> Result<EncodedVat<O>> {
+    check_columns(columns, vat.layout.vertex_count)?;
+    let frames = vat.layout.frame_count as usize;
+    let layout = layout_for(columns.len(), frames)?;
+    let bpt = position_texel_bytes(vat.params.precision);
+    let has_normals = !vat.normals.as_ref().is_empty();
+    let mut positions = buffer(if with_positions {
+        layout.texel_count() * bpt
+    } else {
+        0
+    });
+    let mut normals = buffer(if has_normals {
+        layout.texel_count() * NORMAL_TEXEL_BYTES
+    } else {
+        0
+    });
+    let (fp, fnb) = (columns.len() * bpt, columns.len() * NORMAL_TEXEL_BYTES);
+    // Borrowed bytes are shared across threads whatever `B` is.
+    let source = &vat.borrowed();
+    per_frame(with_positions.then(|| positions.as_mut()), frames, fp)
+        .into_par_iter()
+        .zip(per_frame(
+            has_normals.then(|| normals.as_mut()),
+            frames,
+            fnb,
+        ))
+        .enumerate()
+        .for_each(|(f, (p, n))| write_frame(source, columns, f as u32, p, n));
     Ok(EncodedVat {
-        layout: sizes.layout,
+        layout,
         params: vat.params,
         positions,
         normals,
         bounds: vat.bounds,
         clip_bounds: vat.clip_bounds.clone(),
     })
-}
-
-/// What [`apply_columns`] of `vat` over `columns` writes: its layout and the bytes of its
-/// position and normal textures (0 for a bake without normals).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ColumnSizes {
-    /// The pruned VAT's layout (one column per entry of `columns`).
-    pub layout: crate::bake::VatLayout,
-    /// Bytes of its position texture.
-    pub position_bytes: usize,
-    /// Bytes of its normal texture; 0 when the bake has no normals.
-    pub normal_bytes: usize,
-}
-
-/// [`apply_columns`]'s layout and byte sizes, with its errors, before anything is written.
-pub fn column_sizes<B: AsRef<[u8]>>(
-    vat: &EncodedVat<B>,
-    columns: &[ColumnSource],
-) -> Result<ColumnSizes> {
-    check_columns(columns, vat.layout.vertex_count)?;
-    let layout = layout_for(columns.len(), vat.layout.frame_count as usize)?;
-    let has_normals = !vat.normals.as_ref().is_empty();
-    Ok(ColumnSizes {
-        layout,
-        position_bytes: layout.texel_count() * position_texel_bytes(vat.params.precision),
-        normal_bytes: if has_normals {
-            layout.texel_count() * NORMAL_TEXEL_BYTES
-        } else {
-            0
-        },
-    })
-}
-
-/// [`apply_columns`] into buffers of [`column_sizes`]' byte sizes (a Godot array, say, so
-/// nothing is copied after), each written only when given: a tangent bake needs only its
-/// normals. Columns must have passed [`column_sizes`]; panics if a buffer is shorter.
-pub fn apply_columns_into<B: AsRef<[u8]>>(
-    vat: &EncodedVat<B>,
-    columns: &[ColumnSource],
-    positions: Option<&mut [u8]>,
-    normals: Option<&mut [u8]>,
-) {
-    // Borrowed bytes are shared across threads whatever `B` is.
-    let vat = &vat.borrowed();
-    let frames = vat.layout.frame_count as usize;
-    let (fp, fnb) = (
-        columns.len() * position_texel_bytes(vat.params.precision),
-        columns.len() * NORMAL_TEXEL_BYTES,
-    );
-    let normals = normals.filter(|_| !vat.normals.as_ref().is_empty());
-    per_frame(positions, frames, fp)
-        .into_par_iter()
-        .zip(per_frame(normals, frames, fnb))
-        .enumerate()
-        .for_each(|(f, (p, n))| write_frame(vat, columns, f as u32, p, n));
 }
 
 /// `frames` slices of `bytes` from the start of `buffer`, or `frames` nones without one.

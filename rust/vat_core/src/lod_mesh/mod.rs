@@ -30,7 +30,7 @@ mod test_meshes;
 mod weld;
 
 pub use chain::{build_chain, build_checked_chain, build_checked_chain_keeping_masks};
-pub use columns::{apply_columns, apply_columns_into, column_sizes, level_positions, ColumnSizes};
+pub use columns::{apply_columns, apply_columns_in, level_positions};
 pub use silhouette::{
     check_placed_silhouettes, check_placed_silhouettes_against, check_silhouettes,
     silhouette_image, SilhouetteImage, SilhouetteReport, SourceMasks, MAX_HOLES_PCT, MAX_LOSS_PCT,

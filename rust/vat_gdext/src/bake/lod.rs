@@ -10,14 +10,14 @@ use godot::prelude::*;
 use vat_core::bake::EncodedVat;
 use vat_core::clip::Clip;
 use vat_core::lod_mesh::{
-    apply_columns_into, build_checked_chain_keeping_masks, check_placed_silhouettes_against,
-    check_silhouettes, column_sizes, silhouette_image, ColumnSource, LodChain, LodSettings,
-    LodSource, SilhouetteReport, SourceMasks,
+    apply_columns_in, build_checked_chain_keeping_masks, check_placed_silhouettes_against,
+    check_silhouettes, silhouette_image, ColumnSource, LodChain, LodSettings, LodSource,
+    SilhouetteReport, SourceMasks,
 };
 
 use super::collect::Character;
 use super::lod_source;
-use super::output::GodotBytes;
+use super::output::{godot_bytes, GodotBytes};
 use crate::convert;
 
 pub use vat_core::lod_mesh::{MAX_HOLES_PCT, MAX_LOSS_PCT};
@@ -142,37 +142,6 @@ pub fn check_settings(
     Ok(())
 }
 
-/// `vat` over `columns` ([`apply_columns_into`]) written straight into Godot arrays, so the
-/// textures (219 MB for KayKit's knight over its LOD columns) are not copied after; the
-/// position bytes left empty unless `with_positions` (a tangent bake needs only its normals).
-fn pruned_into_godot(
-    vat: &EncodedVat<GodotBytes>,
-    columns: &[ColumnSource],
-    with_positions: bool,
-) -> vat_core::error::Result<EncodedVat<GodotBytes>> {
-    let sizes = column_sizes(vat, columns)?;
-    let mut positions = PackedByteArray::new();
-    if with_positions {
-        positions.resize(sizes.position_bytes);
-    }
-    let mut normals = PackedByteArray::new();
-    normals.resize(sizes.normal_bytes);
-    apply_columns_into(
-        vat,
-        columns,
-        with_positions.then(|| positions.as_mut_slice()),
-        (sizes.normal_bytes > 0).then(|| normals.as_mut_slice()),
-    );
-    Ok(EncodedVat {
-        layout: sizes.layout,
-        params: vat.params,
-        positions: GodotBytes(positions),
-        normals: GodotBytes(normals),
-        bounds: vat.bounds,
-        clip_bounds: vat.clip_bounds.clone(),
-    })
-}
-
 /// Builds, checks and stores the LOD chain of `character` from its full bake `vat`.
 ///
 /// `Err` (nothing changed) for bad settings ([`check_settings`]). A character with no more
@@ -276,11 +245,13 @@ pub fn bake_lod(
         kept.push((level, report, image));
     }
     let (columns, remap) = kept_columns(&chain, kept.iter().map(|k| k.0));
-    let new_vat = pruned_into_godot(vat, &columns, true)
+    // Straight into Godot arrays, so the textures (219 MB for KayKit's knight over its LOD
+    // columns) are not copied after; the tangents need only their normals.
+    let new_vat = apply_columns_in(vat, &columns, true, godot_bytes)
         .map_err(|e| format!("the LOD VAT of '{owner}' could not be written: {e}"))?;
     let new_tangents = match tangents {
         Some(t) => Some(
-            pruned_into_godot(t, &columns, false)
+            apply_columns_in(t, &columns, false, godot_bytes)
                 .map_err(|e| format!("the LOD tangents of '{owner}' could not be written: {e}"))?,
         ),
         None => None,

@@ -26,6 +26,19 @@ impl AsRef<[u8]> for GodotBytes {
     }
 }
 
+impl AsMut<[u8]> for GodotBytes {
+    fn as_mut(&mut self) -> &mut [u8] {
+        self.0.as_mut_slice()
+    }
+}
+
+/// `bytes` zero bytes in a new Godot array.
+pub fn godot_bytes(bytes: usize) -> GodotBytes {
+    let mut array = PackedByteArray::new();
+    array.resize(bytes);
+    GodotBytes(array)
+}
+
 impl std::ops::Deref for GodotBytes {
     type Target = PackedByteArray;
 
@@ -37,13 +50,11 @@ impl std::ops::Deref for GodotBytes {
 /// Encodes the bake (pass 2 of `SkinEncoder`, on the extension's worker pool) into two new
 /// Godot byte arrays and returns the encoded VAT over them.
 pub fn encode_into_godot(encoder: SkinEncoder<'_>) -> EncodedVat<GodotBytes> {
-    let mut positions = PackedByteArray::new();
-    positions.resize(encoder.position_bytes());
-    let mut normals = PackedByteArray::new();
-    normals.resize(encoder.normal_bytes());
-    let (p, n) = (positions.as_mut_slice(), normals.as_mut_slice());
+    let mut positions = godot_bytes(encoder.position_bytes());
+    let mut normals = godot_bytes(encoder.normal_bytes());
+    let (p, n) = (positions.as_mut(), normals.as_mut());
     crate::workers::install(|| encoder.encode_into(p, n));
-    encoder.into_encoded(GodotBytes(positions), GodotBytes(normals))
+    encoder.into_encoded(positions, normals)
 }
 
 /// The tangent VAT of a bake: `encoder` (over [`vat_core::bake::tangent_sources`]) encodes its
@@ -53,11 +64,10 @@ pub fn encode_tangents_into_godot(
     encoder: SkinEncoder<'_>,
     vat: &EncodedVat<GodotBytes>,
 ) -> EncodedVat<GodotBytes> {
-    let mut tangents = PackedByteArray::new();
-    tangents.resize(encoder.normal_bytes());
-    let t = tangents.as_mut_slice();
+    let mut tangents = godot_bytes(encoder.normal_bytes());
+    let t = tangents.as_mut();
     crate::workers::install(|| encoder.encode_normals_into(t));
-    encoder.into_encoded(vat.positions.clone(), GodotBytes(tangents))
+    encoder.into_encoded(vat.positions.clone(), tangents)
 }
 
 /// Builds the combined render mesh: every baked mesh instance's surfaces in depth-first order,

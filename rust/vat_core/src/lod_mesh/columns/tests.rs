@@ -136,21 +136,22 @@ fn applied_into_buffers_each_texture_is_what_apply_columns_writes() {
         weights: [0.25, 0.5, 0.25],
     });
     let whole = apply_columns(&vat, &cols).unwrap();
-    let sizes = column_sizes(&vat, &cols).unwrap();
-    assert_eq!(sizes.layout, whole.layout);
+    // Buffers of other bytes, in a layout with no padding texels: every byte is written.
+    assert_eq!(whole.layout.texel_count(), whole.layout.used_texels());
+    let both = apply_columns_in(&vat, &cols, true, |n| vec![0xAAu8; n]).unwrap();
+    assert_eq!(both.layout, whole.layout);
+    assert_eq!(both.positions, whole.positions);
+    assert_eq!(both.normals, whole.normals);
+    // Normals only (a tangent bake): the same normal bytes, and an empty position buffer.
+    let tangents = apply_columns_in(&vat, &cols, false, |n| vec![0xAAu8; n]).unwrap();
+    assert_eq!(tangents.normals, whole.normals);
+    assert!(tangents.positions.is_empty());
+    // The errors come before any buffer exists.
+    let no_buffer = |_| -> Vec<u8> { unreachable!("no buffer is made for bad columns") };
     assert_eq!(
-        (sizes.position_bytes, sizes.normal_bytes),
-        (whole.positions.len(), whole.normals.len())
+        apply_columns_in(&vat, &[], true, no_buffer),
+        Err(VatError::NoMeshes)
     );
-    // Normals only (a tangent bake): the same normal bytes, and no position buffer touched.
-    let mut normals = vec![0xAAu8; sizes.normal_bytes];
-    apply_columns_into(&vat, &cols, None, Some(&mut normals));
-    assert_eq!(normals, whole.normals);
-    let mut positions = vec![0xAAu8; sizes.position_bytes];
-    apply_columns_into(&vat, &cols, Some(&mut positions), None);
-    assert_eq!(positions, whole.positions);
-    // The errors come from the sizes, before any buffer exists.
-    assert_eq!(column_sizes(&vat, &[]), Err(VatError::NoMeshes));
 }
 
 #[test]
