@@ -42,12 +42,13 @@ pub(crate) struct SourceSilhouettes<'a> {
     source: &'a LodSource,
     poses: Cow<'a, [Vec<Vec3>]>,
     /// Which of `poses` are checked, and for how many each stands.
-    distinct: Distinct,
+    distinct: Cow<'a, Distinct>,
     /// Distinct-pose-major: view `v` of distinct pose `d` at `d * SILHOUETTE_VIEWS + v`.
     views: Cow<'a, [SourceView]>,
 }
 
 /// The distinct poses of a list: the first of each set of bit-identical poses.
+#[derive(Clone)]
 struct Distinct {
     /// Index into the list of each distinct pose, ascending.
     first: Vec<usize>,
@@ -100,6 +101,8 @@ impl Distinct {
 /// ([`super::check_placed_silhouettes_against`]). About 4 KiB per view of each distinct pose.
 pub struct SourceMasks {
     views: Vec<SourceView>,
+    /// The distinct poses the views are of.
+    distinct: Distinct,
     /// [`fingerprint`] of the source and poses they were rendered from.
     from: u64,
 }
@@ -173,7 +176,7 @@ impl<'a> SourceSilhouettes<'a> {
         Self {
             source,
             poses,
-            distinct,
+            distinct: Cow::Owned(distinct),
             views: Cow::Owned(views),
         }
     }
@@ -190,11 +193,10 @@ impl<'a> SourceSilhouettes<'a> {
         if masks.from != fingerprint(source, &poses) {
             return None;
         }
-        let distinct = Distinct::new(&poses);
         Some(Self {
             source,
             poses,
-            distinct,
+            distinct: Cow::Borrowed(&masks.distinct),
             views: Cow::Borrowed(&masks.views),
         })
     }
@@ -204,13 +206,13 @@ impl<'a> SourceSilhouettes<'a> {
         SourceMasks {
             from: fingerprint(self.source, &self.poses),
             views: self.views.into_owned(),
+            distinct: self.distinct.into_owned(),
         }
     }
 
     /// [`super::check_silhouettes`] of `chain`'s level `level` over these poses.
     pub(crate) fn check(&self, chain: &LodChain, level: usize) -> SilhouetteReport {
-        let all: Vec<usize> = (0..self.distinct.first.len()).collect();
-        fold(self.measure(chain, level, &all))
+        self.check_unless(chain, level, |_| false)
     }
 
     /// [`Self::check`], with the poses where `drawn_as_source(pose)` (an index in the whole
