@@ -128,17 +128,13 @@ impl Classifier<'_> {
         let whole = self.actors.whole().saturating_sub(start).min(out.len());
         let (blocks, rest) = out.split_at_mut(if self.fast.is_some() { whole } else { 0 });
         if let Some(fast) = self.fast {
-            let mut got = [0u8; BLOCK];
-            let mut decided = [false; BLOCK];
             for (b, chunk) in blocks.chunks_mut(BLOCK).enumerate() {
                 let first = start + b * BLOCK;
-                fast_block(self, fast, first, chunk, &mut got, &mut decided);
-                for (j, class) in chunk.iter_mut().enumerate() {
-                    *class = if decided[j] {
-                        got[j]
-                    } else {
-                        self.classify_exact(first + j, *class)
-                    };
+                let mut undecided = fast_block(self, fast, first, chunk);
+                while undecided != 0 {
+                    let j = undecided.trailing_zeros() as usize;
+                    chunk[j] = self.classify_exact(first + j, chunk[j]);
+                    undecided &= undecided - 1;
                 }
             }
         }

@@ -64,6 +64,9 @@ mod custom;
 mod frame;
 mod frame_classify;
 mod frame_fast;
+#[cfg(target_arch = "x86_64")]
+mod frame_fast_avx2;
+mod frame_fast_lanes;
 mod frame_input;
 mod gpu_frame;
 mod moves;

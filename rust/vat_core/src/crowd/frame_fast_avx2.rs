@@ -1,0 +1,496 @@
+//! The crowd frame's fast path (`frame_fast`) written with AVX2 and F16C instructions, for whole
+//! blocks of interleaved records: eight actors per step, their records turned into one vector
+//! per field by an 8x8 transpose, every test kept in registers, and the classes written back
+//! eight bytes at a time.
+//!
+//! Each lane computes what `fast_block_lanes` computes, with the same operations in the same
+//! order (no fused multiply-adds), so the two give the same answers bit for bit: the frame's tests
+//! hold them equal on random crowds.
+
+use std::arch::x86_64::*;
+
+use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
+
+use super::frame::{CULLED, LEVEL_BITS, NO_CAST, SHADOW_ONLY};
+use super::frame_classify::Classifier;
+use super::frame_fast::{FastFrame, LodThresholds, SweepPolicy, BLOCK, MAX_CODE};
+
+/// Classifies the whole block of interleaved `records` (8 floats per actor) in place over last
+/// frame's `classes`, as `fast_block` does, and returns the lanes left to the exact test.
+///
+/// # Safety
+/// The CPU must have AVX2, FMA and F16C.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub(super) unsafe fn block(
+    c: &Classifier,
+    fast: &FastFrame,
+    records: &[f32; BLOCK * 8],
+    classes: &mut [u8; BLOCK],
+) -> u64 {
+    let frame = Frame::new(c, fast);
+    let mut undecided = 0u64;
+    for g in 0..BLOCK / 8 {
+        let recs: &[f32; 64] = records[g * 64..g * 64 + 64].try_into().unwrap();
+        let bytes: &mut [u8; 8] = (&mut classes[g * 8..g * 8 + 8]).try_into().unwrap();
+        undecided |= u64::from(group(&frame, recs, bytes)) << (g * 8);
+    }
+    undecided
+}
+
+/// What every group of a block reads: the settings' switches and the view's tables.
+struct Frame<'a> {
+    fast: &'a FastFrame,
+    culling: bool,
+    /// How the culling step uses the shadow sweeps.
+    policy: SweepPolicy<'a>,
+    /// `FastFrame::clips` and `FastFrame::extents`.
+    clips: Table<'a>,
+    extents: Table<'a>,
+    /// (unit direction of travel, reach) per shadowed directional light, and the camera, when the
+    /// shadow reach is tested.
+    reach: Option<(&'a [(glam::Vec3, f32)], glam::Vec3)>,
+    /// Levels come from distance (else all 0, or the exact test decides).
+    level_known: bool,
+    time: f32,
+}
+
+impl<'a> Frame<'a> {
+    fn new(c: &'a Classifier, fast: &'a FastFrame) -> Self {
+        let s = c.settings;
+        let reach = match (s.culling, c.reach, c.view) {
+            (true, Some(lights), Some(view)) => Some((lights, view.camera)),
+            _ => None,
+        };
+        Frame {
+            fast,
+            culling: s.culling,
+            policy: fast.sweep_policy(c),
+            clips: Table {
+                rows: &fast.clips,
+                lanes: &fast.clip_lanes,
+            },
+            extents: Table {
+                rows: &fast.extents,
+                lanes: &fast.extent_lanes,
+            },
+            reach,
+            level_known: fast.lod.is_some() || c.shape.lod.is_none(),
+            time: s.time,
+        }
+    }
+}
+
+/// The records of eight actors as one vector per field.
+struct Fields {
+    x: __m256,
+    y: __m256,
+    z: __m256,
+    yaw: __m256,
+    start: __m256,
+    code: __m256,
+    scale_half: __m256,
+    blend_half: __m256,
+}
+
+/// Eight records of 8 floats, transposed: each half record of actor `k` and of actor `k + 4`
+/// loaded into one vector's two halves, then two 4x4 transposes within the halves (16 shuffles
+/// rather than the 24 of an 8x8 transpose; the loads into the upper halves need no shuffle unit).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn transpose(recs: &[f32; 64]) -> Fields {
+    let p = recs.as_ptr();
+    let pair = |k: usize, half: usize| {
+        // SAFETY: records `k` and `k + 4` lie within the 64 floats (k < 4, half < 2).
+        unsafe { _mm256_loadu2_m128(p.add((k + 4) * 8 + half * 4), p.add(k * 8 + half * 4)) }
+    };
+    let four = |a: __m256, b: __m256, c: __m256, d: __m256| {
+        let (t0, t1) = (_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
+        let (t2, t3) = (_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
+        [
+            _mm256_shuffle_ps::<0x44>(t0, t2),
+            _mm256_shuffle_ps::<0xEE>(t0, t2),
+            _mm256_shuffle_ps::<0x44>(t1, t3),
+            _mm256_shuffle_ps::<0xEE>(t1, t3),
+        ]
+    };
+    let [x, y, z, yaw] = four(pair(0, 0), pair(1, 0), pair(2, 0), pair(3, 0));
+    let [start, code, scale_half, blend_half] =
+        four(pair(0, 1), pair(1, 1), pair(2, 1), pair(3, 1));
+    Fields {
+        x,
+        y,
+        z,
+        yaw,
+        start,
+        code,
+        scale_half,
+        blend_half,
+    }
+}
+
+/// The high halves of eight floats, as floats (`unpack_half2(x).1`).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn high_half(x: __m256) -> __m256 {
+    let bits = _mm256_srli_epi32::<16>(_mm256_castps_si256(x));
+    let halves = _mm_packus_epi32(
+        _mm256_castsi256_si128(bits),
+        _mm256_extracti128_si256::<1>(bits),
+    );
+    _mm256_cvtph_ps(halves)
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn splat(x: f32) -> __m256 {
+    _mm256_set1_ps(x)
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn and(a: __m256, b: __m256) -> __m256 {
+    _mm256_and_ps(a, b)
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn or(a: __m256, b: __m256) -> __m256 {
+    _mm256_or_ps(a, b)
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn gt(a: __m256, b: __m256) -> __m256 {
+    _mm256_cmp_ps::<_CMP_GT_OQ>(a, b)
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn lt(a: __m256, b: __m256) -> __m256 {
+    _mm256_cmp_ps::<_CMP_LT_OQ>(a, b)
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn le(a: __m256, b: __m256) -> __m256 {
+    _mm256_cmp_ps::<_CMP_LE_OQ>(a, b)
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn ge(a: __m256, b: __m256) -> __m256 {
+    _mm256_cmp_ps::<_CMP_GE_OQ>(a, b)
+}
+
+/// All ones in the lanes where `x` is finite (`x - x` is 0 there, NaN elsewhere).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn finite(x: __m256) -> __m256 {
+    _mm256_cmp_ps::<_CMP_EQ_OQ>(_mm256_sub_ps(x, x), _mm256_setzero_ps())
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn add(a: __m256, b: __m256) -> __m256 {
+    _mm256_add_ps(a, b)
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn sub(a: __m256, b: __m256) -> __m256 {
+    _mm256_sub_ps(a, b)
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn mul(a: __m256, b: __m256) -> __m256 {
+    _mm256_mul_ps(a, b)
+}
+
+/// A table of four-float rows read at each lane's index: by permutes from its fields eight rows
+/// at a time (`FastFrame::lanes_of`) where it has at most 16 rows, else by a gather per field.
+#[derive(Clone, Copy)]
+struct Table<'a> {
+    rows: &'a [[f32; 4]],
+    /// Per 8 rows, each field's 8 values; empty where the rows are gathered.
+    lanes: &'a [[[f32; 8]; 4]],
+}
+
+impl Table<'_> {
+    /// Each field of the rows at `index` (every lane below the row count).
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn lookup(&self, index: __m256i) -> [__m256; 4] {
+        let field = |chunk: &[[f32; 8]; 4], k: usize| {
+            // SAFETY: the caller has AVX2 (this function's own features).
+            unsafe { _mm256_permutevar8x32_ps(_mm256_loadu_ps(chunk[k].as_ptr()), index) }
+        };
+        match self.lanes {
+            [low] => std::array::from_fn(|k| field(low, k)),
+            [low, high] => {
+                let upper = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(index));
+                std::array::from_fn(|k| _mm256_blendv_ps(field(low, k), field(high, k), upper))
+            }
+            _ => {
+                let base = self.rows.as_ptr().cast::<f32>();
+                let at = _mm256_slli_epi32::<2>(index);
+                [
+                    _mm256_i32gather_ps::<4>(base, at),
+                    _mm256_i32gather_ps::<4>(base.add(1), at),
+                    _mm256_i32gather_ps::<4>(base.add(2), at),
+                    _mm256_i32gather_ps::<4>(base.add(3), at),
+                ]
+            }
+        }
+    }
+}
+
+/// `any_yaw_row` of `union_row` of two lanes of extents.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn union_any_yaw(a: [__m256; 4], b: [__m256; 4]) -> [__m256; 4] {
+    let lo = _mm256_min_ps(a[0], b[0]);
+    let hi = _mm256_max_ps(a[1], b[1]);
+    let ax = _mm256_max_ps(a[2], b[2]);
+    let az = _mm256_max_ps(a[3], b[3]);
+    let sign = splat(-0.0);
+    let ay = _mm256_max_ps(_mm256_andnot_ps(sign, lo), _mm256_andnot_ps(sign, hi));
+    let (ax2, az2) = (mul(ax, ax), mul(az, az));
+    [
+        mul(add(lo, hi), splat(0.5)),
+        _mm256_sqrt_ps(add(ax2, az2)),
+        mul(sub(hi, lo), splat(0.5)),
+        _mm256_sqrt_ps(add(add(ax2, mul(ay, ay)), az2)),
+    ]
+}
+
+/// One group of eight actors: their new classes over `bytes` (last frame's) where decided, and
+/// the undecided lanes' bits.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn group(f: &Frame, recs: &[f32; 64], bytes: &mut [u8; 8]) -> u8 {
+    let fast = f.fast;
+    let r = transpose(recs);
+    let zero = _mm256_setzero_ps();
+    let all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    let scale = high_half(r.scale_half);
+    let blend = high_half(r.blend_half);
+
+    // Which lanes the path may decide, and their clips.
+    let valid = and(ge(r.code, zero), lt(r.code, splat(MAX_CODE)));
+    let finite_all = and(
+        and(finite(r.x), finite(r.y)),
+        and(finite(r.z), finite(r.yaw)),
+    );
+    let scale_ok = and(gt(scale, zero), lt(scale, splat(f32::INFINITY)));
+    let ok = and(and(valid, finite_all), scale_ok);
+    let stored_blend = sub(blend, splat(BLEND_BIAS));
+    let fading = and(
+        valid,
+        and(
+            gt(stored_blend, zero),
+            lt(sub(splat(f.time), r.start), stored_blend),
+        ),
+    );
+    let table = _mm256_set1_epi32((fast.clips.len() - 1) as i32);
+    let code = _mm256_cvttps_epi32(r.code);
+    let index = _mm256_min_epu32(
+        _mm256_and_si256(code, _mm256_set1_epi32(CLIP_CODE_BASE as i32 - 1)),
+        table,
+    );
+    let mut row = f.clips.lookup(index);
+    if _mm256_movemask_ps(fading) != 0 {
+        // 2^12 clips: the previous clip is the code's bits from 12 up.
+        const _: () = assert!(CLIP_CODE_BASE == 1 << 12);
+        let from = _mm256_min_epu32(_mm256_srli_epi32::<12>(code), table);
+        let union = union_any_yaw(f.extents.lookup(index), f.extents.lookup(from));
+        for (lane, u) in row.iter_mut().zip(union) {
+            *lane = _mm256_blendv_ps(*lane, u, fading);
+        }
+    }
+    let [cy, rad_h, ey, rad] = row;
+    let centre_y = add(r.y, mul(scale, cy));
+    let across = mul(scale, rad_h);
+    let up = mul(scale, ey);
+    let radius = mul(rad, scale);
+
+    // The frustum.
+    let (mut inside, mut culled, mut shadow_only) = (all, zero, zero);
+    if f.culling {
+        let policy = &f.policy;
+        let used = policy.sweeps.len();
+        let mut beyond = zero;
+        let mut swept_out = [zero; 4];
+        let mut lit = [all; 4];
+        for k in 0..fast.planes {
+            let dk = _mm256_fmadd_ps(
+                splat(fast.nx[k]),
+                r.x,
+                _mm256_fmadd_ps(
+                    splat(fast.ny[k]),
+                    centre_y,
+                    _mm256_fmsub_ps(splat(fast.nz[k]), r.z, splat(fast.d[k])),
+                ),
+            );
+            let ck = mul(splat(fast.vertical[k]), up);
+            let rk = _mm256_fmadd_ps(splat(fast.horizontal[k]), across, ck);
+            beyond = or(beyond, gt(dk, rk));
+            inside = and(inside, lt(add(dk, rk), zero));
+            for ((sweep, o), l) in policy.sweeps.iter().zip(&mut swept_out).zip(&mut lit) {
+                let margin = splat(sweep[k]);
+                *o = or(*o, gt(dk, add(rk, margin)));
+                *l = and(*l, le(dk, add(ck, margin)));
+            }
+            // A group whose every lane is already gone skips the other planes.
+            let gone = match (policy.gone_any, policy.gone_swept) {
+                (true, _) => beyond,
+                (false, true) => swept_out[..used].iter().fold(all, |a, &o| and(a, o)),
+                (false, false) => zero,
+            };
+            if _mm256_movemask_ps(_mm256_andnot_ps(gone, ok)) == 0 {
+                culled = gone;
+                inside = zero;
+                break;
+            }
+            culled = gone;
+        }
+        culled = _mm256_andnot_ps(inside, culled);
+        if policy.lit_casts {
+            let casts = lit[..used].iter().fold(zero, |a, &l| or(a, l));
+            shadow_only = and(beyond, casts);
+        }
+    }
+    let shown = if f.culling { inside } else { all };
+
+    // The shadow reach and the level, unless every lane the path decides is culled.
+    let last = _mm256_cvtepu8_epi32(_mm_loadl_epi64(bytes.as_ptr().cast()));
+    let (mut flag, mut level) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    if _mm256_movemask_ps(_mm256_andnot_ps(culled, ok)) != 0 {
+        if let Some((lights, camera)) = f.reach {
+            flag = no_cast(lights, camera, &r, radius);
+        }
+        if let Some(t) = &fast.lod {
+            level = levels(t, &r, scale, last);
+        }
+    }
+
+    // The answers.
+    let known = if f.level_known { all } else { zero };
+    let decided = and(ok, or(culled, and(or(shown, shadow_only), known)));
+    let flag = _mm256_blendv_epi8(
+        flag,
+        _mm256_set1_epi32(i32::from(SHADOW_ONLY)),
+        _mm256_castps_si256(shadow_only),
+    );
+    let class = _mm256_blendv_epi8(
+        _mm256_or_si256(level, flag),
+        _mm256_set1_epi32(i32::from(CULLED)),
+        _mm256_castps_si256(culled),
+    );
+    let class = _mm256_blendv_epi8(last, class, _mm256_castps_si256(decided));
+    // The low byte of each lane, in order, into the first 8 bytes.
+    let low_bytes = _mm256_setr_epi8(
+        0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, //
+        0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    );
+    let packed = _mm256_permutevar8x32_epi32(
+        _mm256_shuffle_epi8(class, low_bytes),
+        _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0),
+    );
+    _mm_storel_epi64(bytes.as_mut_ptr().cast(), _mm256_castsi256_si128(packed));
+    !(_mm256_movemask_ps(decided) as u8)
+}
+
+/// [`NO_CAST`] in the lanes whose shadow cannot come within any light's reach of the camera
+/// (`shadow_near` of each light), else 0.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn no_cast(
+    lights: &[(glam::Vec3, f32)],
+    camera: glam::Vec3,
+    r: &Fields,
+    radius: __m256,
+) -> __m256i {
+    let zero = _mm256_setzero_ps();
+    let mut near = zero;
+    let (tcx, tcy, tcz) = (
+        sub(splat(camera.x), r.x),
+        sub(splat(camera.y), r.y),
+        sub(splat(camera.z), r.z),
+    );
+    for &(travel, limit) in lights {
+        let (tx, ty, tz) = (splat(travel.x), splat(travel.y), splat(travel.z));
+        let along = _mm256_max_ps(add(add(mul(tcx, tx), mul(tcy, ty)), mul(tcz, tz)), zero);
+        let (ex, ey, ez) = (
+            sub(tcx, mul(tx, along)),
+            sub(tcy, mul(ty, along)),
+            sub(tcz, mul(tz, along)),
+        );
+        let off = add(add(mul(ex, ex), mul(ey, ey)), mul(ez, ez));
+        let lim = add(splat(limit), radius);
+        near = or(near, le(off, mul(lim, lim)));
+    }
+    _mm256_andnot_si256(
+        _mm256_castps_si256(near),
+        _mm256_set1_epi32(i32::from(NO_CAST)),
+    )
+}
+
+/// Each lane's level (`level_lanes`): from the thresholds, or last frame's (`last`, the class
+/// bytes widened) while inside its band.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn levels(t: &LodThresholds, r: &Fields, scale: __m256, last: __m256i) -> __m256i {
+    let q = match t.fixed {
+        Some(fixed) => splat(fixed),
+        None => {
+            let dx = sub(r.x, splat(t.camera.x));
+            let dy = sub(r.y, splat(t.camera.y));
+            let dz = sub(r.z, splat(t.camera.z));
+            add(add(mul(dx, dx), mul(dy, dy)), mul(dz, dz))
+        }
+    };
+    let s2 = mul(scale, scale);
+    let all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    let mut plain = _mm256_setzero_si256();
+    let mut run = all;
+    for &tk in &t.plain[1..] {
+        run = and(run, ge(q, mul(splat(tk), s2)));
+        plain = _mm256_sub_epi32(plain, _mm256_castps_si256(run));
+    }
+    let had_level = _mm256_and_si256(last, _mm256_set1_epi32(i32::from(LEVEL_BITS)));
+    let was_culled = _mm256_cmpeq_epi32(last, _mm256_set1_epi32(i32::from(CULLED)));
+    let table_top = t.plain.len() - 1;
+    let top = _mm256_set1_epi32(table_top as i32);
+    let kept = match &t.keep_lanes {
+        Some([lo, hi]) => {
+            // Each lane's own band, read by its last level.
+            let lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(lo.as_ptr()), had_level);
+            let hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(hi.as_ptr()), had_level);
+            let in_table =
+                _mm256_cmpgt_epi32(_mm256_add_epi32(top, _mm256_set1_epi32(1)), had_level);
+            let at_top = _mm256_castsi256_ps(_mm256_cmpeq_epi32(had_level, top));
+            let had = _mm256_castsi256_ps(_mm256_andnot_si256(was_culled, in_table));
+            let band = and(ge(q, mul(lo, s2)), or(lt(q, mul(hi, s2)), at_top));
+            and(had, band)
+        }
+        None => {
+            let mut kept = _mm256_setzero_ps();
+            for (p, &[lo, hi]) in t.keep.iter().enumerate() {
+                let had = _mm256_andnot_si256(
+                    was_culled,
+                    _mm256_cmpeq_epi32(had_level, _mm256_set1_epi32(p as i32)),
+                );
+                let below = if p == table_top {
+                    all
+                } else {
+                    lt(q, mul(splat(hi), s2))
+                };
+                let band = and(ge(q, mul(splat(lo), s2)), below);
+                kept = or(kept, and(_mm256_castsi256_ps(had), band));
+            }
+            kept
+        }
+    };
+    _mm256_blendv_epi8(plain, had_level, _mm256_castps_si256(kept))
+}
