@@ -76,7 +76,9 @@ pub(crate) struct FastFrame {
     pub(super) extents: Vec<[f32; 4]>,
     /// `clips` and `extents` eight rows at a time, one array per field ([`lanes_of`]), where
     /// they have at most 16 rows: the vector path reads them with permutes.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(super) clip_lanes: Vec<[[f32; 8]; 4]>,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(super) extent_lanes: Vec<[[f32; 8]; 4]>,
     /// Every clip's bounds hold the vertical axis through the character's origin, so an actor
     /// at any yaw holds the segment from its lowest to its highest point on that axis: its
@@ -100,6 +102,7 @@ pub(super) struct LodThresholds {
     pub(super) keep: Vec<[f32; 2]>,
     /// `keep` as two arrays of 8 (the low edges, then the high), where there are at most 8
     /// levels: the vector path reads each lane's band with a permute.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(super) keep_lanes: Option<[[f32; 8]; 2]>,
     /// Squared distance used for every actor instead of its own (orthographic cameras).
     pub(super) fixed: Option<f32>,
