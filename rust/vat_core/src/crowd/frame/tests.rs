@@ -766,9 +766,32 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
     // the exact test in the rounds that have it.
     let with_off_axis = shape(&clips, &[3, 2]);
     let on_axis = shape(&clips[..2], &[3, 2]);
+    // Clip tables of 13 and 21 rows (with the union row) and 12 levels: the vector path reads
+    // the first with two permutes per field, the second with gathers, and the bands of more than
+    // 8 levels level by level.
+    let many = |n: usize| -> Vec<Bounds> {
+        (0..n)
+            .map(|k| {
+                let k = k as f32;
+                Bounds {
+                    min: Vec3::new(-0.3 - 0.1 * k, -0.1 * k, -0.2 - 0.05 * k),
+                    max: Vec3::new(0.3 + 0.07 * k, 1.0 + 0.2 * k, 0.25 + 0.1 * k),
+                }
+            })
+            .collect()
+    };
+    let twelve = shape(&many(12), &[12, 4]);
+    let twenty = shape(&many(20), &[3, 2]);
     let (mut compared, mut no_cast, mut fading, mut shadow_only) = (0, 0, 0, 0);
-    for round in 0..12 {
-        let shape = if round == 5 { &with_off_axis } else { &on_axis };
+    for round in 0..16 {
+        let shape = match round % 4 {
+            _ if round == 5 => &with_off_axis,
+            0 => &twenty,
+            2 => &twelve,
+            _ => &on_axis,
+        };
+        // Clip indices up to one past the table (the union of all clips).
+        let clips = shape.clip_bounds.len() as f32 + 1.0;
         let eye = Vec3::new(
             rng.next() * 40.0 - 20.0,
             2.0 + rng.next() * 60.0,
@@ -802,8 +825,8 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
                     } else {
                         1.0
                     },
-                    clip: (rng.next() * 4.0) as u32,
-                    prev_clip: (rng.next() * 3.0) as u32,
+                    clip: (rng.next() * clips) as u32,
+                    prev_clip: (rng.next() * clips) as u32,
                     start_time: 9.0 + rng.next(),
                     blend_time: if blending { 0.5 } else { 0.0 },
                     ..ActorState::default()
@@ -819,7 +842,7 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
             time: 9.6,
             ..FrameSettings::default()
         };
-        let top = 2;
+        let top = (shape.levels() - 1) as u8;
         let reach = view
             .reach_limits()
             .filter(|_| settings.culling && settings.cast_shadows);
@@ -863,8 +886,8 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
         }
     }
     assert!(
-        compared > 30_000,
-        "the fast path decided {compared} of 48000 actors"
+        compared > 40_000,
+        "the fast path decided {compared} of 64000 actors"
     );
     assert!(
         no_cast > 100,
