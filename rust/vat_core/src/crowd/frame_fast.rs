@@ -32,7 +32,7 @@
 use glam::Vec3;
 
 use crate::bounds::Bounds;
-use crate::half::SoftHalf;
+use crate::half::{f16_to_f32, SoftHalf};
 use crate::layout::CLIP_CODE_BASE;
 use crate::lod_distance::{LodCurve, HYSTERESIS, REFERENCE_IMAGE_HEIGHT};
 
@@ -262,6 +262,126 @@ pub(super) fn fast_block(
         return unsafe { fast_block_f16c(c, fast, first, classes) };
     }
     fast_block_lanes::<SoftHalf>(c, fast, first, classes)
+}
+
+/// What one block's actors span: the lowest and highest position, and the lowest and highest
+/// scale, over actors that all have finite placements, a clip code and a positive finite scale.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BlockSpan {
+    pub(super) min: Vec3,
+    pub(super) max: Vec3,
+    pub(super) scale: [f32; 2],
+}
+
+impl BlockSpan {
+    /// The span of a block of interleaved records (8 floats per actor), or `None`.
+    pub(super) fn of(records: &[f32; BLOCK * 8]) -> Option<Self> {
+        let (mut low, mut high) = ([f32::INFINITY; 8], [f32::NEG_INFINITY; 8]);
+        let mut sums = [0.0f32; 8];
+        for r in records.chunks_exact(8) {
+            for f in 0..8 {
+                low[f] = low[f].min(r[f]);
+                high[f] = high[f].max(r[f]);
+                sums[f] += r[f] * 0.0;
+            }
+        }
+        Self::from_fields(low, high, sums)
+    }
+
+    /// The span from each record field's lowest and highest value over the block and the sum of
+    /// `field * 0` (0 exactly when every value is finite), or `None` where some actor would
+    /// take the exact test: a placement or clip code that is not finite, a code out of range,
+    /// a scale that is not positive and finite.
+    pub(super) fn from_fields(low: [f32; 8], high: [f32; 8], sums: [f32; 8]) -> Option<Self> {
+        // Placement x, y, z, yaw; the clip code; the float whose high half is the scale (its bits
+        // order as the scale's, and it is finite while the scale is).
+        let finite = [0, 1, 2, 3, 5, 6].iter().all(|&f| sums[f] == 0.0);
+        let code = low[5] >= 0.0 && high[5] < MAX_CODE;
+        let scale = low[6] >= f32::from_bits(1 << 16) && high[6] < f32::from_bits(0x7c00 << 16);
+        (finite && code && scale).then(|| BlockSpan {
+            min: Vec3::new(low[0], low[1], low[2]),
+            max: Vec3::new(high[0], high[1], high[2]),
+            scale: [low[6], high[6]].map(|s| f16_to_f32((s.to_bits() >> 16) as u16)),
+        })
+    }
+}
+
+/// The planes each actor of a block must be tested against (the others hold the whole block
+/// inside them), or that every actor of it is culled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum BlockPlanes {
+    Culled,
+    Test { planes: [u8; LANES], count: usize },
+}
+
+impl FastFrame {
+    /// The planes of a block of interleaved `records` (see [`FastFrame::block_planes`]), or
+    /// every plane where the block cannot be tested as one.
+    pub(super) fn planes_of_block(
+        &self,
+        c: &Classifier,
+        records: Option<&[f32; BLOCK * 8]>,
+        span: impl FnOnce(&[f32; BLOCK * 8]) -> Option<BlockSpan>,
+    ) -> BlockPlanes {
+        let every = BlockPlanes::Test {
+            planes: std::array::from_fn(|k| k as u8),
+            count: self.planes,
+        };
+        match records.filter(|_| c.settings.culling).and_then(span) {
+            Some(span) => self.block_planes(&self.sweep_policy(c), &span),
+            None => every,
+        }
+    }
+}
+
+impl FastFrame {
+    /// Tests the box that holds every actor of a block (its span, each actor's any-yaw box of
+    /// the union of all clips at the largest scale) against the view: wholly beyond a plane (and
+    /// along each shadow sweep, as an actor's own test) culls them all, wholly inside a plane
+    /// spares each actor that plane's test. Either holds for each actor's own box, which lies
+    /// inside the block's.
+    pub(super) fn block_planes(&self, policy: &SweepPolicy, span: &BlockSpan) -> BlockPlanes {
+        let table = self.extents.len() - 1;
+        let [lo, hi, _, _] = self.extents[table];
+        let across = self.clips[table][1] * span.scale[1];
+        let [s0, s1] = span.scale;
+        let y_lo = span.min.y + (s0 * lo).min(s1 * lo);
+        let y_hi = span.max.y + (s0 * hi).max(s1 * hi);
+        let centre = Vec3::new(
+            (span.min.x + span.max.x) * 0.5,
+            (y_lo + y_hi) * 0.5,
+            (span.min.z + span.max.z) * 0.5,
+        );
+        let half = Vec3::new(
+            (span.max.x - span.min.x) * 0.5 + across,
+            (y_hi - y_lo) * 0.5,
+            (span.max.z - span.min.z) * 0.5 + across,
+        );
+        let (mut planes, mut count) = ([0u8; LANES], 0);
+        let mut beyond = false;
+        let mut swept_out = [false; MAX_SWEEPS];
+        for k in 0..self.planes {
+            let n = Vec3::new(self.nx[k], self.ny[k], self.nz[k]);
+            let dist = n.dot(centre) - self.d[k];
+            let reach = n.abs().dot(half);
+            if dist < -reach {
+                continue;
+            }
+            planes[count] = k as u8;
+            count += 1;
+            beyond |= dist > reach;
+            for (sweep, out) in policy.sweeps.iter().zip(&mut swept_out) {
+                *out |= dist > reach + sweep[k];
+            }
+        }
+        let gone = policy.gone_any
+            || (policy.gone_swept && swept_out[..policy.sweeps.len()].iter().all(|&o| o));
+        if beyond && gone {
+            BlockPlanes::Culled
+        } else {
+            BlockPlanes::Test { planes, count }
+        }
+    }
 }
 
 /// How the culling step uses the shadowed directional lights' sweeps this frame.

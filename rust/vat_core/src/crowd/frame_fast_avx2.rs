@@ -13,7 +13,9 @@ use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
 
 use super::frame::{CULLED, LEVEL_BITS, NO_CAST, SHADOW_ONLY};
 use super::frame_classify::Classifier;
-use super::frame_fast::{FastFrame, LodThresholds, SweepPolicy, BLOCK, MAX_CODE};
+use super::frame_fast::{
+    BlockPlanes, BlockSpan, FastFrame, LodThresholds, SweepPolicy, BLOCK, MAX_CODE,
+};
 
 /// Classifies the whole block of interleaved `records` (8 floats per actor) in place over last
 /// frame's `classes`, as `fast_block` does, and returns the lanes left to the exact test.
@@ -28,13 +30,50 @@ pub(super) unsafe fn block(
     classes: &mut [u8; BLOCK],
 ) -> u64 {
     let frame = Frame::new(c, fast);
+    let planes = fast.planes_of_block(c, Some(records), |r| span(r));
+    let BlockPlanes::Test { planes, count } = planes else {
+        // Every actor of the block is culled (each has whole, valid records: see `BlockSpan`).
+        *classes = [CULLED; BLOCK];
+        return 0;
+    };
     let mut undecided = 0u64;
     for g in 0..BLOCK / 8 {
         let recs: &[f32; 64] = records[g * 64..g * 64 + 64].try_into().unwrap();
         let bytes: &mut [u8; 8] = (&mut classes[g * 8..g * 8 + 8]).try_into().unwrap();
-        undecided |= u64::from(group(&frame, recs, bytes)) << (g * 8);
+        undecided |= u64::from(group(&frame, &planes[..count], recs, bytes)) << (g * 8);
     }
     undecided
+}
+
+/// `BlockSpan::of` in one pass of vector minimums and maximums over the records as they lie.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn span(records: &[f32; BLOCK * 8]) -> Option<BlockSpan> {
+    let p = records.as_ptr();
+    let zero = _mm256_setzero_ps();
+    // Four chains of each, so the loop waits on no single chain's latency.
+    let mut lo = [splat(f32::INFINITY); 4];
+    let mut hi = [splat(f32::NEG_INFINITY); 4];
+    let mut nonfinite = [zero; 4];
+    for k in (0..BLOCK).step_by(4) {
+        for c in 0..4 {
+            let r = _mm256_loadu_ps(p.add((k + c) * 8));
+            lo[c] = _mm256_min_ps(r, lo[c]);
+            hi[c] = _mm256_max_ps(r, hi[c]);
+            nonfinite[c] = _mm256_fmadd_ps(r, zero, nonfinite[c]);
+        }
+    }
+    let lo = _mm256_min_ps(_mm256_min_ps(lo[0], lo[1]), _mm256_min_ps(lo[2], lo[3]));
+    let hi = _mm256_max_ps(_mm256_max_ps(hi[0], hi[1]), _mm256_max_ps(hi[2], hi[3]));
+    let nonfinite = add(
+        add(nonfinite[0], nonfinite[1]),
+        add(nonfinite[2], nonfinite[3]),
+    );
+    let (mut low, mut high, mut sums) = ([0.0f32; 8], [0.0f32; 8], [0.0f32; 8]);
+    _mm256_storeu_ps(low.as_mut_ptr(), lo);
+    _mm256_storeu_ps(high.as_mut_ptr(), hi);
+    _mm256_storeu_ps(sums.as_mut_ptr(), nonfinite);
+    BlockSpan::from_fields(low, high, sums)
 }
 
 /// What every group of a block reads: the settings' switches and the view's tables.
@@ -268,7 +307,7 @@ unsafe fn union_any_yaw(a: [__m256; 4], b: [__m256; 4]) -> [__m256; 4] {
 /// the undecided lanes' bits.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn group(f: &Frame, recs: &[f32; 64], bytes: &mut [u8; 8]) -> u8 {
+unsafe fn group(f: &Frame, planes: &[u8], recs: &[f32; 64], bytes: &mut [u8; 8]) -> u8 {
     let fast = f.fast;
     let r = transpose(recs);
     let zero = _mm256_setzero_ps();
@@ -322,7 +361,7 @@ unsafe fn group(f: &Frame, recs: &[f32; 64], bytes: &mut [u8; 8]) -> u8 {
         let mut beyond = zero;
         let mut swept_out = [zero; 4];
         let mut lit = [all; 4];
-        for k in 0..fast.planes {
+        for k in planes.iter().map(|&k| usize::from(k)) {
             let dk = _mm256_fmadd_ps(
                 splat(fast.nx[k]),
                 r.x,

@@ -14,8 +14,8 @@ use crate::layout::CLIP_CODE_BASE;
 use super::frame::{CULLED, LEVEL_BITS, NO_CAST, SHADOW_ONLY};
 use super::frame_classify::{shadow_near, still_fading, Classifier};
 use super::frame_fast::{
-    any_yaw_row, interleaved_block, union_row, FastFrame, LodThresholds, BLOCK, MAX_CODE,
-    MAX_SWEEPS,
+    any_yaw_row, interleaved_block, union_row, BlockPlanes, BlockSpan, FastFrame, LodThresholds,
+    BLOCK, MAX_CODE, MAX_SWEEPS,
 };
 
 /// [`fast_block_lanes`] compiled for 8-lane vectors with the F16C conversions (the same bits as
@@ -45,6 +45,14 @@ pub(super) fn fast_block_lanes<H: HalfLanes>(
     let n = classes.len().min(BLOCK);
     let a = c.actors;
     let s = c.settings;
+    let records = interleaved_block(a, first, n);
+    let BlockPlanes::Test { planes, count } = fast.planes_of_block(c, records, BlockSpan::of)
+    else {
+        // Every actor of the block is culled (each has whole, valid records: see `BlockSpan`).
+        classes.fill(CULLED);
+        return 0;
+    };
+    let planes = &planes[..count];
     let mut x = [0.0f32; BLOCK];
     let mut y = [0.0f32; BLOCK];
     let mut z = [0.0f32; BLOCK];
@@ -62,7 +70,7 @@ pub(super) fn fast_block_lanes<H: HalfLanes>(
         scale_bits[j] = (st[2].to_bits() >> 16) as u16;
         blend_bits[j] = (st[3].to_bits() >> 16) as u16;
     };
-    if let Some(block) = interleaved_block(a, first, n) {
+    if let Some(block) = records {
         // Today's records (placement then state, 8 floats): whole records of a whole block, so
         // the reads go without per-actor bounds checks.
         for j in 0..BLOCK {
@@ -133,7 +141,7 @@ pub(super) fn fast_block_lanes<H: HalfLanes>(
         let sweeps = policy.sweeps;
         let mut swept_out = [[false; BLOCK]; MAX_SWEEPS];
         let mut lit = [[true; BLOCK]; MAX_SWEEPS];
-        for k in 0..fast.planes {
+        for k in planes.iter().map(|&k| usize::from(k)) {
             let (nx, ny, nz, d) = (fast.nx[k], fast.ny[k], fast.nz[k], fast.d[k]);
             let (h, v) = (fast.horizontal[k], fast.vertical[k]);
             let mut dist = [0.0f32; BLOCK];

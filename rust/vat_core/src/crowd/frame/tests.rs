@@ -813,12 +813,27 @@ fn the_fast_path_decides_as_the_exact_tests_do() {
                 height: 5.0 + rng.next() * 200.0,
             };
         }
+        // Half the rounds place each block's actors in a squad a few metres wide, as a game
+        // spawns them, so whole blocks lie beyond a plane or inside planes; the others scatter
+        // every actor over the ground.
+        let squads = round % 2 == 0;
+        let mut squad = Vec3::ZERO;
         let states: Vec<ActorState> = (0..4000)
             .map(|i| {
                 let blending = i % 7 == 0;
+                let ground = |rng: &mut crate::bake::skin_tests::Lcg, size: f32| {
+                    Vec3::new(rng.next() - 0.5, 0.0, rng.next() - 0.5) * size
+                };
+                let position = if squads {
+                    if i % BLOCK == 0 {
+                        squad = eye + ground(&mut rng, 700.0) - Vec3::Y * eye.y;
+                    }
+                    squad + ground(&mut rng, 6.0)
+                } else {
+                    eye + ground(&mut rng, 700.0) - Vec3::Y * eye.y
+                };
                 ActorState {
-                    position: eye + Vec3::new(rng.next() - 0.5, 0.0, rng.next() - 0.5) * 700.0
-                        - Vec3::Y * eye.y,
+                    position,
                     yaw: rng.next() * 20.0 - 10.0,
                     scale: if i % 11 == 0 {
                         0.3 + rng.next() * 4.0
@@ -936,5 +951,70 @@ fn actors_past_their_records_are_culled_and_the_rest_keep_their_answers() {
     assert!(
         want.0.iter().map(Vec::len).sum::<usize>() > 10,
         "some drawn"
+    );
+}
+
+#[test]
+fn a_block_beyond_a_plane_is_culled_and_planes_it_is_inside_are_spared() {
+    use crate::crowd::frame_fast::{BlockPlanes, BlockSpan};
+    let shape = shape(&[soldier()], &[3]);
+    let settings = FrameSettings::default();
+    let span = |at: Vec3, scale: f32| BlockSpan {
+        min: at - Vec3::new(1.0, 0.0, 1.0),
+        max: at + Vec3::new(1.0, 0.0, 1.0),
+        scale: [1.0, scale],
+    };
+    let planes = |view: &View, span: &BlockSpan| {
+        let mut fast = FastFrame::default();
+        assert!(fast.prepare(view, &shape.clip_bounds, shape.lod, 0.0, 2));
+        let spheres = view.spheres_in_view();
+        let classify = Classifier {
+            actors: &Actors::interleaved(&[], 8, 0),
+            shape: &shape,
+            view: Some(view),
+            settings: &settings,
+            top: 2,
+            fast: Some(&fast),
+            spheres: &spheres,
+            reach: None,
+        };
+        match fast.block_planes(&fast.sweep_policy(&classify), span) {
+            BlockPlanes::Culled => None,
+            BlockPlanes::Test { planes, count } => Some(planes[..count].to_vec()),
+        }
+    };
+    // The box [-10, 10]^3: planes +X, -X, +Y, -Y, +Z, -Z in that order.
+    let view = box_view(Vec3::new(0.0, 5.0, 30.0));
+    assert_eq!(
+        planes(&view, &span(Vec3::ZERO, 1.0)),
+        Some(vec![]),
+        "inside all six"
+    );
+    assert_eq!(planes(&view, &span(Vec3::new(30.0, 0.0, 0.0), 1.0)), None);
+    // Feet at y = 0 touch no plane; x from 8 to 10 plus the soldier's 0.5 m reach crosses +X.
+    assert_eq!(
+        planes(&view, &span(Vec3::new(9.0, 0.0, 0.0), 1.0)),
+        Some(vec![0])
+    );
+    // At up to 4x scale the soldier reaches 7.2 m up and 2 m across: +Y and +X too.
+    assert_eq!(
+        planes(&view, &span(Vec3::new(7.0, 4.0, 0.0), 4.0)),
+        Some(vec![0, 2])
+    );
+    // 30 m beyond +X, but a light whose sweep carries shadows 40 m toward -X keeps it.
+    let mut lit = box_view(Vec3::new(0.0, 5.0, 30.0));
+    lit.shadow_sweeps = vec![Vec3::new(-40.0, -5.0, 0.0)];
+    assert_eq!(
+        planes(&lit, &span(Vec3::new(30.0, 0.0, 0.0), 1.0)),
+        Some(vec![0])
+    );
+    lit.shadow_sweeps = vec![Vec3::new(-10.0, -5.0, 0.0)];
+    assert_eq!(planes(&lit, &span(Vec3::new(30.0, 0.0, 0.0), 1.0)), None);
+    // An omni light's shadow reaching the view: only the exact test tells.
+    let mut omni = box_view(Vec3::new(0.0, 5.0, 30.0));
+    omni.shadow_spheres = vec![(Vec3::new(5.0, 5.0, 0.0), 30.0)];
+    assert_eq!(
+        planes(&omni, &span(Vec3::new(30.0, 0.0, 0.0), 1.0)),
+        Some(vec![0])
     );
 }
