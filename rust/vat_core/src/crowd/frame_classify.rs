@@ -8,7 +8,7 @@ use glam::Vec3;
 
 use crate::bounds::Bounds;
 use crate::crowd::frame::{CULLED, LEVEL_BITS, NO_CAST, SHADOW_ONLY};
-use crate::crowd::frame_fast::{fast_block, FastFrame, BLOCK};
+use crate::crowd::frame_fast::{fast_blocks, FastFrame};
 use crate::crowd::frame_input::{Actors, CrowdShape, FrameSettings, Plane, Projection, View};
 use crate::half::unpack_half2;
 use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
@@ -128,15 +128,9 @@ impl Classifier<'_> {
         let whole = self.actors.whole().saturating_sub(start).min(out.len());
         let (blocks, rest) = out.split_at_mut(if self.fast.is_some() { whole } else { 0 });
         if let Some(fast) = self.fast {
-            for (b, chunk) in blocks.chunks_mut(BLOCK).enumerate() {
-                let first = start + b * BLOCK;
-                let mut undecided = fast_block(self, fast, first, chunk);
-                while undecided != 0 {
-                    let j = undecided.trailing_zeros() as usize;
-                    chunk[j] = self.classify_exact(first + j, chunk[j]);
-                    undecided &= undecided - 1;
-                }
-            }
+            fast_blocks(self, fast, start, blocks, |i, last| {
+                self.classify_exact(i, last)
+            });
         }
         let rest_start = start + blocks.len();
         for (k, class) in rest.iter_mut().enumerate() {

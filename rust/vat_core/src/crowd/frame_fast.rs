@@ -237,31 +237,44 @@ pub(super) fn interleaved_block<'a>(
         .ok()
 }
 
-/// Classifies the block of `classes.len()` (at most [`BLOCK`]) actors from `first` through the
-/// fast path. `classes` holds their classes of last frame; each actor the path decides gets its
-/// new class there, and the others (bit `j` of the returned mask for `classes[j]`) keep last
-/// frame's and need the exact test. Every actor of the block must have whole records.
-pub(super) fn fast_block(
+/// Classifies the actors from `first` (one per byte of `classes`, all with whole records)
+/// through the fast path, block by block ([`BLOCK`] actors, the last one maybe fewer), in place
+/// over their classes of last frame. `exact(i, last)` gives the class of each actor `i` the path
+/// leaves undecided (its class of last frame `last`).
+pub(super) fn fast_blocks(
     c: &Classifier,
     fast: &FastFrame,
     first: usize,
     classes: &mut [u8],
-) -> u64 {
+    mut exact: impl FnMut(usize, u8) -> u8,
+) {
+    let mut finish = |at: usize, chunk: &mut [u8], mut undecided: u64| {
+        while undecided != 0 {
+            let j = undecided.trailing_zeros() as usize;
+            chunk[j] = exact(at + j, chunk[j]);
+            undecided &= undecided - 1;
+        }
+    };
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
         if std::arch::is_x86_feature_detected!("fma") {
-            if let (Some(records), Ok(block)) = (
-                interleaved_block(c.actors, first, classes.len()),
-                <&mut [u8; BLOCK]>::try_from(&mut *classes),
-            ) {
-                // SAFETY: the CPU has AVX2, FMA and F16C (checked just above).
-                return unsafe { super::frame_fast_avx2::block(c, fast, records, block) };
-            }
+            // SAFETY: the CPU has AVX2, FMA and F16C (checked just above).
+            unsafe { super::frame_fast_avx2::blocks(c, fast, first, classes, &mut finish) };
+            return;
         }
-        // SAFETY: the CPU has AVX2 and F16C (checked just above).
-        return unsafe { fast_block_f16c(c, fast, first, classes) };
+        for (b, chunk) in classes.chunks_mut(BLOCK).enumerate() {
+            let at = first + b * BLOCK;
+            // SAFETY: the CPU has AVX2 and F16C (checked just above).
+            let undecided = unsafe { fast_block_f16c(c, fast, at, chunk) };
+            finish(at, chunk, undecided);
+        }
+        return;
     }
-    fast_block_lanes::<SoftHalf>(c, fast, first, classes)
+    for (b, chunk) in classes.chunks_mut(BLOCK).enumerate() {
+        let at = first + b * BLOCK;
+        let undecided = fast_block_lanes::<SoftHalf>(c, fast, at, chunk);
+        finish(at, chunk, undecided);
+    }
 }
 
 /// What one block's actors span: the lowest and highest position, and the lowest and highest

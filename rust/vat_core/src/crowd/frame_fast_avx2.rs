@@ -14,22 +14,48 @@ use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
 use super::frame::{CULLED, LEVEL_BITS, NO_CAST, SHADOW_ONLY};
 use super::frame_classify::Classifier;
 use super::frame_fast::{
-    BlockPlanes, BlockSpan, FastFrame, LodThresholds, SweepPolicy, BLOCK, MAX_CODE,
+    interleaved_block, BlockPlanes, BlockSpan, FastFrame, LodThresholds, SweepPolicy, BLOCK,
+    MAX_CODE,
 };
+use super::frame_fast_lanes::fast_block_f16c;
 
-/// Classifies the whole block of interleaved `records` (8 floats per actor) in place over last
-/// frame's `classes`, as `fast_block` does, and returns the lanes left to the exact test.
+/// `fast_blocks` over `classes` (actors from `first`): whole blocks of interleaved records
+/// through [`block`], others through the portable loops; `finish(at, chunk, undecided)` takes
+/// each block's undecided lanes.
 ///
 /// # Safety
 /// The CPU must have AVX2, FMA and F16C.
 #[target_feature(enable = "avx2,fma,f16c")]
-pub(super) unsafe fn block(
+pub(super) unsafe fn blocks(
     c: &Classifier,
     fast: &FastFrame,
+    first: usize,
+    classes: &mut [u8],
+    finish: &mut impl FnMut(usize, &mut [u8], u64),
+) {
+    let frame = Frame::new(c, fast);
+    for (b, chunk) in classes.chunks_mut(BLOCK).enumerate() {
+        let at = first + b * BLOCK;
+        let records = interleaved_block(c.actors, at, chunk.len());
+        let undecided = match (records, <&mut [u8; BLOCK]>::try_from(&mut *chunk)) {
+            (Some(records), Ok(block)) => self::block(&frame, c, records, block),
+            _ => fast_block_f16c(c, fast, at, chunk),
+        };
+        finish(at, chunk, undecided);
+    }
+}
+
+/// Classifies the whole block of interleaved `records` (8 floats per actor) in place over last
+/// frame's `classes`, as `fast_blocks` does, and returns the lanes left to the exact test.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn block(
+    frame: &Frame,
+    c: &Classifier,
     records: &[f32; BLOCK * 8],
     classes: &mut [u8; BLOCK],
 ) -> u64 {
-    let frame = Frame::new(c, fast);
+    let fast = frame.fast;
     let planes = fast.planes_of_block(c, Some(records), |r| span(r));
     let BlockPlanes::Test { planes, count } = planes else {
         // Every actor of the block is culled (each has whole, valid records: see `BlockSpan`).
@@ -40,7 +66,7 @@ pub(super) unsafe fn block(
     for g in 0..BLOCK / 8 {
         let recs: &[f32; 64] = records[g * 64..g * 64 + 64].try_into().unwrap();
         let bytes: &mut [u8; 8] = (&mut classes[g * 8..g * 8 + 8]).try_into().unwrap();
-        undecided |= u64::from(group(&frame, &planes[..count], recs, bytes)) << (g * 8);
+        undecided |= u64::from(group(frame, &planes[..count], recs, bytes)) << (g * 8);
     }
     undecided
 }

@@ -31,7 +31,9 @@ pub(super) fn fast_block_f16c(
     fast_block_lanes::<F16c>(c, fast, first, classes)
 }
 
-/// The fast path over one block (see [`fast_block`]), in steps that each run over every lane:
+/// The fast path over one block of `classes.len()` (at most [`BLOCK`]) actors from `first`, in
+/// place over their classes of last frame: returns the lanes it leaves undecided (bit `j` for
+/// `classes[j]`), which keep last frame's class. It runs in steps that each run over every lane:
 /// read the records, test the frustum's planes (and the shadow sweeps where some actor lies
 /// beyond a plane), the shadow reach and the level thresholds, then choose each lane's answer
 /// with selects.
