@@ -1,11 +1,13 @@
-//! The crowd frame's fast path (`frame_fast`) written with AVX2 and F16C instructions, for whole
-//! blocks of interleaved records: eight actors per step, their records turned into one vector
-//! per field by an 8x8 transpose, every test kept in registers, and the classes written back
-//! eight bytes at a time.
+//! The crowd frame's fast path (`frame_fast`) written with AVX2, FMA and F16C instructions, for
+//! whole blocks of interleaved records: the block's span first (`BlockSpan`, one pass of vector
+//! minimums and maximums), then eight actors per step, their records turned into one vector per
+//! field by two 4x4 transposes, every test kept in registers, and the classes written back eight
+//! bytes at a time.
 //!
-//! Each lane computes what `fast_block_lanes` computes, with the same operations in the same
-//! order (no fused multiply-adds), so the two give the same answers bit for bit: the frame's tests
-//! hold them equal on random crowds.
+//! Each lane computes what `fast_block_lanes` computes, in the same order, except that the plane
+//! distances use fused multiply-adds (one rounding instead of two): the two paths can differ only
+//! where a box touches a plane to the last bit. The frame's tests hold both to the exact tests and
+//! to each other on random crowds.
 
 use std::arch::x86_64::*;
 
