@@ -208,9 +208,56 @@ impl Classifier<'_> {
 }
 
 /// Actors per level in view, then shadow-only actors, then actors in view casting no shadow, of
-/// a run of classes: a histogram of the class bytes (four interleaved, so repeated classes do
-/// not wait on each other's counts), folded.
+/// a run of classes: with at most [`COUNTED_LEVELS`] levels by comparing 32 bytes at a time
+/// ([`count_few_levels`]), else by a histogram.
 fn count_classes(classes: &[u8], levels: usize) -> Vec<u32> {
+    if levels <= COUNTED_LEVELS {
+        count_few_levels(classes, levels)
+    } else {
+        class_histogram(classes, levels)
+    }
+}
+
+/// Levels up to which [`count_classes`] compares bytes (one compare per level per byte) rather
+/// than building a histogram (a load and a store per byte).
+const COUNTED_LEVELS: usize = 8;
+
+/// [`count_classes`] by comparisons: per 32 bytes, one byte counter per level (the class with
+/// [`NO_CAST`] cleared equals the level: in view), one for shadow-only and one for no-cast,
+/// summed before a counter can wrap. Loops the compiler turns into byte vectors.
+fn count_few_levels(classes: &[u8], levels: usize) -> Vec<u32> {
+    const LANES: usize = 32;
+    let mut counts = vec![0u32; levels + 2];
+    for run in classes.chunks(LANES * usize::from(u8::MAX)) {
+        let mut level = [[0u8; LANES]; COUNTED_LEVELS];
+        let (mut shadow, mut no_cast) = ([0u8; LANES], [0u8; LANES]);
+        let mut bytes = run.chunks_exact(LANES);
+        for b in &mut bytes {
+            for (l, acc) in level.iter_mut().enumerate().take(levels) {
+                for (a, &c) in acc.iter_mut().zip(b) {
+                    *a += u8::from(c & !NO_CAST == l as u8);
+                }
+            }
+            for ((s, n), &c) in shadow.iter_mut().zip(&mut no_cast).zip(b) {
+                *s += u8::from(c & SHADOW_ONLY != 0 && c != CULLED);
+                *n += u8::from(c & (SHADOW_ONLY | NO_CAST) == NO_CAST);
+            }
+        }
+        let sum = |acc: &[u8; LANES]| acc.iter().map(|&a| u32::from(a)).sum::<u32>();
+        for (count, acc) in counts.iter_mut().zip(&level[..levels]) {
+            *count += sum(acc);
+        }
+        counts[levels] += sum(&shadow);
+        counts[levels + 1] += sum(&no_cast);
+        let rest = class_histogram(bytes.remainder(), levels);
+        counts.iter_mut().zip(rest).for_each(|(c, r)| *c += r);
+    }
+    counts
+}
+
+/// [`count_classes`] by a histogram of the class bytes (four interleaved, so repeated classes do
+/// not wait on each other's counts), folded.
+fn class_histogram(classes: &[u8], levels: usize) -> Vec<u32> {
     let mut hist = [[0u32; 256]; 4];
     let mut quads = classes.chunks_exact(4);
     for q in &mut quads {
@@ -235,4 +282,41 @@ fn count_classes(classes: &[u8], levels: usize) -> Vec<u32> {
         }
     }
     counts
+}
+
+#[cfg(test)]
+mod count_tests {
+    use super::*;
+
+    #[test]
+    fn counting_by_comparisons_gives_the_histograms_counts() {
+        let mut rng = crate::bake::skin_tests::Lcg(9);
+        for levels in [1, 3, 8] {
+            // Every kind of class, in runs longer and shorter than a counter's 255 x 32 bytes.
+            for n in [0, 31, 33, 8160, 8161, 20_000] {
+                let classes: Vec<u8> = (0..n)
+                    .map(|_| {
+                        let level = (rng.next() * levels as f32) as u8;
+                        match (rng.next() * 4.0) as u32 {
+                            0 => CULLED,
+                            1 => SHADOW_ONLY | level,
+                            2 => NO_CAST | level,
+                            _ => level,
+                        }
+                    })
+                    .collect();
+                let want = class_histogram(&classes, levels);
+                assert_eq!(
+                    count_few_levels(&classes, levels),
+                    want,
+                    "{levels} levels, {n}"
+                );
+                assert_eq!(want.iter().sum::<u32>() as usize, {
+                    let culled = classes.iter().filter(|&&c| c == CULLED).count();
+                    let no_cast = classes.iter().filter(|&&c| c & 0xc0 == NO_CAST).count();
+                    n - culled + no_cast
+                });
+            }
+        }
+    }
 }
