@@ -1,7 +1,8 @@
 //! Times the engine-free CPU work of one battle frame, 100,000 actors carrying three models with
 //! a third of them in view: moving every actor (`crowd_move`), switching the clips of 2% of them
 //! with a cross-fade, splitting the records into the placement and state textures
-//! (`crowd_recent`) and the crowd frame (culling and levels):
+//! (`crowd_recent`) and the crowd frame (culling and levels; the classification also with the
+//! records in a scattered order, where no block of them is a squad):
 //! `cargo run --release -p vat_core --example crowd_frame_timing [ACTORS]`.
 //! A development aid, not a benchmark of a game frame (see `cargo xtask bench update`): it prints
 //! the fastest of many runs, which filters out other processes on a shared machine, on one
@@ -149,5 +150,19 @@ fn time_frame() {
         classify_ms * 1e6 / n as f64,
         frame.lod_counts(),
         frame.shadow_only_count()
+    );
+    // The same actors in a scattered record order (actor i takes record 7919 i mod n, a
+    // permutation for any n 7919 does not divide): no block of records is a squad.
+    let mut scattered = vec![0.0f32; n * 8];
+    for (i, record) in records.chunks_exact(8).enumerate() {
+        let to = (i * 7919) % n;
+        scattered[to * 8..to * 8 + 8].copy_from_slice(record);
+    }
+    let actors = Actors::interleaved(&scattered, 8, n);
+    let mut frame = CrowdFrame::new();
+    let scattered_ms = fastest(&mut || frame.run(&actors, &[], &shape, Some(&view), &settings));
+    println!(
+        "  in a scattered record order: classification {scattered_ms:.3} ms, {:.1} ns per actor",
+        scattered_ms * 1e6 / n as f64
     );
 }
