@@ -18,11 +18,17 @@
 //! every plane, so does the turned box, and an actor beyond a plane casts into the view: it is
 //! shadow-only. Between the two, the exact test decides.
 //!
-//! The path runs over blocks of [`BLOCK`] actors, each step one loop over the block (so the
-//! compiler vectorises it), and the answers are chosen with selects rather than branches. On
-//! x86-64 with AVX2, FMA and F16C, whole blocks of interleaved records take the same steps
-//! written with vector instructions (`frame_fast_avx2`); its fused multiply-adds round
-//! differently, so the two may differ only where a box touches a plane to the last bit.
+//! **Blocks.** The path runs over blocks of [`BLOCK`] actors. A block is first tested as one box,
+//! the one that holds every actor's any-yaw box (of the union of all clips, at the block's
+//! largest scale; [`BlockSpan`]): beyond a plane (and along each sweep) culls every actor of it,
+//! and a plane it lies inside is one none of its actors need test. Both hold for each actor's own
+//! box, which lies inside the block's.
+//!
+//! Each step of the path is one loop over the block (so the compiler vectorises it), and the
+//! answers are chosen with selects rather than branches. On x86-64 with AVX2, FMA and F16C, whole
+//! blocks of interleaved records take the same steps written with vector instructions
+//! (`frame_fast_avx2`); its fused multiply-adds round differently, so the two may differ only
+//! where a box touches a plane to the last bit.
 //!
 //! **Levels.** `LodCurve::value` is `log2(r) * slope + offset` of `r = distance * C / (D * s)`,
 //! increasing in `distance / s` (the slope is positive). So `value + bias >= v` exactly when
@@ -256,25 +262,29 @@ pub(super) fn fast_blocks(
         }
     };
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
-        if std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2, FMA and F16C (checked just above).
-            unsafe { super::frame_fast_avx2::blocks(c, fast, first, classes, &mut finish) };
-            return;
-        }
-        for (b, chunk) in classes.chunks_mut(BLOCK).enumerate() {
-            let at = first + b * BLOCK;
-            // SAFETY: the CPU has AVX2 and F16C (checked just above).
-            let undecided = unsafe { fast_block_f16c(c, fast, at, chunk) };
-            finish(at, chunk, undecided);
-        }
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("f16c")
+        && std::arch::is_x86_feature_detected!("fma")
+    {
+        // SAFETY: the CPU has AVX2, FMA and F16C (checked just above).
+        unsafe { super::frame_fast_avx2::blocks(c, fast, first, classes, &mut finish) };
         return;
     }
     for (b, chunk) in classes.chunks_mut(BLOCK).enumerate() {
         let at = first + b * BLOCK;
-        let undecided = fast_block_lanes::<SoftHalf>(c, fast, at, chunk);
+        let undecided = portable_block(c, fast, at, chunk);
         finish(at, chunk, undecided);
     }
+}
+
+/// One block through the portable loops, compiled for AVX2 and F16C where the CPU has them.
+fn portable_block(c: &Classifier, fast: &FastFrame, first: usize, classes: &mut [u8]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
+        // SAFETY: the CPU has AVX2 and F16C (checked just above).
+        return unsafe { fast_block_f16c(c, fast, first, classes) };
+    }
+    fast_block_lanes::<SoftHalf>(c, fast, first, classes)
 }
 
 /// What one block's actors span: the lowest and highest position, and the lowest and highest
@@ -328,11 +338,13 @@ pub(super) enum BlockPlanes {
 }
 
 impl FastFrame {
-    /// The planes of a block of interleaved `records` (see [`FastFrame::block_planes`]), or
-    /// every plane where the block cannot be tested as one.
+    /// The planes of a block of interleaved `records` (see [`FastFrame::block_planes`]) under
+    /// this frame's `policy`, or every plane where the block cannot be tested as one (or nothing
+    /// is culled).
     pub(super) fn planes_of_block(
         &self,
-        c: &Classifier,
+        policy: &SweepPolicy,
+        culling: bool,
         records: Option<&[f32; BLOCK * 8]>,
         span: impl FnOnce(&[f32; BLOCK * 8]) -> Option<BlockSpan>,
     ) -> BlockPlanes {
@@ -340,8 +352,8 @@ impl FastFrame {
             planes: std::array::from_fn(|k| k as u8),
             count: self.planes,
         };
-        match records.filter(|_| c.settings.culling).and_then(span) {
-            Some(span) => self.block_planes(&self.sweep_policy(c), &span),
+        match records.filter(|_| culling).and_then(span) {
+            Some(span) => self.block_planes(policy, &span),
             None => every,
         }
     }

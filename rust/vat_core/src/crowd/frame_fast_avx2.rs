@@ -54,7 +54,7 @@ pub(super) unsafe fn blocks(
         }
         let records = interleaved_block(c.actors, at, chunk.len());
         let undecided = match (records, <&mut [u8; BLOCK]>::try_from(&mut *chunk)) {
-            (Some(records), Ok(block)) => self::block(&frame, c, records, block),
+            (Some(records), Ok(block)) => self::block(&frame, records, block),
             _ => fast_block_f16c(c, fast, at, chunk),
         };
         finish(at, chunk, undecided);
@@ -65,14 +65,9 @@ pub(super) unsafe fn blocks(
 /// frame's `classes`, as `fast_blocks` does, and returns the lanes left to the exact test.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn block(
-    frame: &Frame,
-    c: &Classifier,
-    records: &[f32; BLOCK * 8],
-    classes: &mut [u8; BLOCK],
-) -> u64 {
+unsafe fn block(frame: &Frame, records: &[f32; BLOCK * 8], classes: &mut [u8; BLOCK]) -> u64 {
     let fast = frame.fast;
-    let planes = fast.planes_of_block(c, Some(records), |r| span(r));
+    let planes = fast.planes_of_block(&frame.policy, frame.culling, Some(records), |r| span(r));
     let BlockPlanes::Test { planes, count } = planes else {
         // Every actor of the block is culled (each has whole, valid records: see `BlockSpan`).
         *classes = [CULLED; BLOCK];

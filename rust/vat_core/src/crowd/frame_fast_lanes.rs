@@ -48,7 +48,9 @@ pub(super) fn fast_block_lanes<H: HalfLanes>(
     let a = c.actors;
     let s = c.settings;
     let records = interleaved_block(a, first, n);
-    let BlockPlanes::Test { planes, count } = fast.planes_of_block(c, records, BlockSpan::of)
+    let policy = fast.sweep_policy(c);
+    let BlockPlanes::Test { planes, count } =
+        fast.planes_of_block(&policy, s.culling, records, BlockSpan::of)
     else {
         // Every actor of the block is culled (each has whole, valid records: see `BlockSpan`).
         classes.fill(CULLED);
@@ -139,7 +141,6 @@ pub(super) fn fast_block_lanes<H: HalfLanes>(
         // (or an omni or spot light's shadow may: only the exact test tells). Per sweep, whether
         // the box stays beyond one plane at both ends of it, and whether the clip's vertical
         // core reaches back over every plane at one end at least (then the actor casts).
-        let policy = fast.sweep_policy(c);
         let sweeps = policy.sweeps;
         let mut swept_out = [[false; BLOCK]; MAX_SWEEPS];
         let mut lit = [[true; BLOCK]; MAX_SWEEPS];
