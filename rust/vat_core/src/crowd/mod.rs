@@ -100,8 +100,8 @@ pub use preview::{
     spacing as preview_spacing, MAX_PREVIEW_COUNT,
 };
 pub use recent::{
-    layers_for, pack_yaw_slot, unpack_yaw_slot, RecentChanges, RecentStates, LAYER_BYTES,
-    LAYER_TEXELS,
+    catch_up_placements, layers_for, pack_yaw_slot, unpack_yaw_slot, RecentChanges, RecentStates,
+    LAYER_BYTES, LAYER_TEXELS,
 };
 pub use records::{
     basis_stretch, check_item_count, check_transform, crowd_bounds, data_rows, grow_capacity,

@@ -10,7 +10,6 @@
 use glam::Vec3;
 
 use crate::bounds::Bounds;
-use crate::crowd::bulk::all_finite;
 use crate::crowd::records::{clip_code, ACTOR_FLOATS};
 use crate::crowd::validate;
 use crate::error::{check_len, Result, VatError};
@@ -24,13 +23,28 @@ use crate::layout::MAX_CLIPS;
 /// Errors: [`VatError::BadLength`] unless `records` holds exactly one record per placement;
 /// [`VatError::NonFinite`] for a position or yaw.
 pub fn move_actors_bulk(records: &mut [f32], placements: &[[f32; 4]]) -> Result<Bounds> {
+    let (min, max) = check_placements(records.len() / ACTOR_FLOATS, placements)?;
+    for (record, p) in records.chunks_exact_mut(ACTOR_FLOATS).zip(placements) {
+        record[..4].copy_from_slice(p);
+    }
+    Ok(bounds_of(min, max, placements.is_empty()))
+}
+
+/// Checks placements for [`move_actors_bulk`]: exactly one per actor of `actors`, every value
+/// finite (the same errors). Returns the per-lane minima and maxima of the placements (`x, y,
+/// z, yaw`), found in the same pass.
+pub(crate) fn check_placements(
+    actors: usize,
+    placements: &[[f32; 4]],
+) -> Result<([f32; 4], [f32; 4])> {
     check_len(
         "placements (one per actor this frame)",
-        records.len() / ACTOR_FLOATS,
+        actors,
         placements.len(),
     )?;
-    // One branch-free pass over the flat input; the search for the culprit only on a failure.
-    if !all_finite(placements.as_flattened()) {
+    let (min, max, finite) = lane_bounds(placements.as_flattened());
+    if !finite {
+        // The search for the culprit only on a failure.
         let i = placements
             .iter()
             .position(|p| !p.iter().all(|v| v.is_finite()))
@@ -44,23 +58,66 @@ pub fn move_actors_bulk(records: &mut [f32], placements: &[[f32; 4]]) -> Result<
             what: format!("{what} of actor {i}"),
         });
     }
-    let mut min = [f32::INFINITY; 4];
-    let mut max = [f32::NEG_INFINITY; 4];
-    for (record, p) in records.chunks_exact_mut(ACTOR_FLOATS).zip(placements) {
-        record[..4].copy_from_slice(p);
-        for k in 0..4 {
-            min[k] = min[k].min(p[k]);
-            max[k] = max[k].max(p[k]);
+    Ok((min, max))
+}
+
+/// Per-lane minima and maxima of `x, y, z, w` quadruples, and whether every value is finite,
+/// in one branch-free pass (it vectorises: eight lanes, sixteen where the CPU has AVX). The
+/// bounds mean nothing when a value is not finite.
+fn lane_bounds(flat: &[f32]) -> ([f32; 4], [f32; 4], bool) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the CPU has AVX.
+        return unsafe { lane_bounds_avx(flat) };
+    }
+    lane_bounds_in::<8>(flat)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn lane_bounds_avx(flat: &[f32]) -> ([f32; 4], [f32; 4], bool) {
+    lane_bounds_in::<16>(flat)
+}
+
+/// [`lane_bounds`] over `L` lanes (a multiple of 4).
+#[inline(always)]
+fn lane_bounds_in<const L: usize>(flat: &[f32]) -> ([f32; 4], [f32; 4], bool) {
+    let mut min = [f32::INFINITY; L];
+    let mut max = [f32::NEG_INFINITY; L];
+    // `v * 0` is 0 for a finite v and NaN otherwise, and a NaN stays in the sum.
+    let mut zero = [0.0f32; L];
+    let chunks = flat.chunks_exact(L);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..L {
+            let v = c[k];
+            min[k] = if v < min[k] { v } else { min[k] };
+            max[k] = if v > max[k] { v } else { max[k] };
+            zero[k] += v * 0.0;
         }
     }
-    Ok(if placements.is_empty() {
+    for (k, &v) in rest.iter().enumerate() {
+        min[k] = min[k].min(v);
+        max[k] = max[k].max(v);
+        zero[k] += v * 0.0;
+    }
+    let lanes = |k: usize| (k..L).step_by(4);
+    let min = std::array::from_fn(|k| lanes(k).map(|j| min[j]).fold(f32::INFINITY, f32::min));
+    let max = std::array::from_fn(|k| lanes(k).map(|j| max[j]).fold(f32::NEG_INFINITY, f32::max));
+    (min, max, zero.iter().all(|&z| z == 0.0))
+}
+
+/// The bounds of points whose per-axis minima and maxima are `min` and `max` (empty when
+/// there were none).
+pub(crate) fn bounds_of(min: [f32; 4], max: [f32; 4], empty: bool) -> Bounds {
+    if empty {
         Bounds::empty()
     } else {
         Bounds {
             min: Vec3::new(min[0], min[1], min[2]),
             max: Vec3::new(max[0], max[1], max[2]),
         }
-    })
+    }
 }
 
 /// One actor whose clip [`set_clips_bulk`] changed: what the clip-end tracker needs.

@@ -61,6 +61,13 @@ pub fn pack_yaw_slot(yaw: f32, slot: u32) -> f32 {
     f32::from_bits(((slot + RECENT_SLOT_BIAS) << YAW_BITS) | steps)
 }
 
+/// A packed placement `w` ([`pack_yaw_slot`]) with its slot replaced by `slot`: the same as
+/// packing its yaw again with `slot`.
+#[inline]
+fn with_slot(w: f32, slot: u32) -> f32 {
+    f32::from_bits(((slot + RECENT_SLOT_BIAS) << YAW_BITS) | (w.to_bits() & (YAW_STEPS - 1)))
+}
+
 /// The yaw (in `[0, TAU)`) and slot of a packed placement `w` (the shader's decoding).
 pub fn unpack_yaw_slot(w: f32) -> (f32, u32) {
     let bits = w.to_bits();
@@ -188,6 +195,21 @@ impl RecentStates {
             )
         };
         let changed: usize = self.changed.iter().map(Vec::len).sum();
+        self.settle(n, placements, states, moved, resend_states, changed)
+    }
+
+    /// The end of a split (or of [`RecentStates::apply_listed`]): gives the `changed` actors
+    /// listed in `self.changed` (whose states are already in `states`) fresh slots, or folds.
+    /// Slots are written into the placements' packed yaws in place.
+    fn settle(
+        &mut self,
+        n: usize,
+        placements: &mut [f32],
+        states: &[f32],
+        moved: bool,
+        resend_states: bool,
+        changed: usize,
+    ) -> RecentChanges {
         let layer_count = layers_for(n);
         let mut out = RecentChanges {
             placements: moved,
@@ -206,7 +228,7 @@ impl RecentStates {
         // A slot changes the actor's placement: worth it only when placements go up anyway.
         if resend_states || !moved || last > slots || layer_bytes >= whole {
             out.states = true;
-            out.placements |= self.fold(records, placements);
+            out.placements |= self.fold(placements);
             return out;
         }
         for i in self.changed.iter().flatten().map(|&i| i as usize) {
@@ -216,7 +238,7 @@ impl RecentStates {
             self.texels[s * STATE_FLOATS..(s + 1) * STATE_FLOATS]
                 .copy_from_slice(&states[i * STATE_FLOATS..(i + 1) * STATE_FLOATS]);
             out.layers |= 1 << (s / LAYER_TEXELS);
-            placements[i * PF + 3] = pack_yaw_slot(records[i * STRIDE + 3], s as u32);
+            placements[i * PF + 3] = with_slot(placements[i * PF + 3], s as u32);
         }
         out.placements = true;
         out
@@ -224,12 +246,12 @@ impl RecentStates {
 
     /// Frees every slot (the state texture is about to be sent whole) and rewrites the placements
     /// that named one. Returns true if a placement changed.
-    fn fold(&mut self, records: &[f32], placements: &mut [f32]) -> bool {
+    fn fold(&mut self, placements: &mut [f32]) -> bool {
         let mut any = false;
         for (i, slot) in self.slot_of.iter_mut().enumerate() {
             if *slot != 0 {
                 *slot = 0;
-                placements[i * PF + 3] = pack_yaw_slot(records[i * STRIDE + 3], 0);
+                placements[i * PF + 3] = with_slot(placements[i * PF + 3], 0);
                 any = true;
             }
         }
@@ -292,5 +314,7 @@ fn split_chunk(
     diff_p != 0
 }
 
+mod direct;
+pub use direct::catch_up_placements;
 #[cfg(test)]
 mod tests;

@@ -53,7 +53,7 @@ impl Gpu {
     }
 }
 
-fn record(i: usize, frame: u32, clip: u32, start: f32) -> [f32; 8] {
+pub(super) fn record(i: usize, frame: u32, clip: u32, start: f32) -> [f32; 8] {
     let a = ActorState {
         position: Vec3::new(i as f32, 0.0, frame as f32 * 0.1),
         yaw: 0.25 * (i % 100) as f32 - 10.0 + 0.01 * frame as f32,
