@@ -21,6 +21,14 @@ func _clips() -> Dictionary:
 	return {"die": die, "walk": walk, "die_length": va.get_clip_duration(die), "walk_length": va.get_clip_duration(walk)}
 
 
+## A current camera 10 m in front of the origin, looking at it (the crowd frame culls against it).
+func _camera() -> void:
+	var cam := Camera3D.new()
+	root.add_child(cam)
+	cam.look_at_from_position(Vector3(0, 2, 10), Vector3(0, 1, 0))
+	cam.current = true
+
+
 ## One immediate-mode frame at crowd time `t`: actor 0 walks since 0, actor 1 plays `clip1` since `start1`, actor 2
 ## walks; returns the finished list after the submit.
 func _frame(a: AnimatedActorMeshInstance, t: float, clip1: int, start1: float, walk: int) -> PackedInt32Array:
@@ -121,10 +129,7 @@ func test_retained_instance_clip_time() -> void:
 func test_placements_and_clip_switches_keep_everything_else() -> void:
 	var c := _clips()
 	var a := _crowd()
-	var cam := Camera3D.new()
-	root.add_child(cam)
-	cam.look_at_from_position(Vector3(0, 2, 10), Vector3(0, 1, 0))
-	cam.current = true
+	_camera()
 	a.time = 1.0
 	a.set_actors(PackedVector3Array([Vector3.ZERO, Vector3(1, 0, 0), Vector3(2, 0, 0)]),
 		PackedFloat32Array([0, 0, 0]), PackedInt32Array([c.walk, c.walk, c.walk]),
@@ -146,6 +151,114 @@ func test_placements_and_clip_switches_keep_everything_else() -> void:
 	a.submit()
 	check_eq(a.get_finished_actors(), PackedInt32Array([2]), "the switched clip ends on time")
 	check_near(a.get_actor_clip_time(2), c.die_length, 1e-4, "held at its end")
+
+
+## The battle frame's calls (set_actor_placements, set_actor_clips, set_actor_blends) write the placement texture and
+## the switched states alone, leaving the records behind: every other call that writes actors (add_actor after
+## them, begin(), set_actors) and the CPU frame must still see every move, and a begin() between them must drop
+## what they named for actors that are gone. 40 actors (three near the camera, the rest far behind it), so a switch
+## of one or two is few enough to be handled alone.
+func test_moves_and_clip_switches_mix_with_every_other_call() -> void:
+	var c := _clips()
+	var a := _crowd()
+	_camera()
+	a.time = 1.0
+	var n := 40
+	var far := func(i: int) -> Vector4: return Vector4(i, 0, 200, 0)
+	# The placements of every actor: the far ones where they are, the first ones given.
+	var moved := func(first: Array) -> PackedVector4Array:
+		var out := PackedVector4Array()
+		for i in n:
+			out.append(first[i] if i < first.size() else far.call(i))
+		return out
+	var positions := PackedVector3Array()
+	var walks := PackedInt32Array()
+	var zeros := PackedFloat32Array()
+	for i in n:
+		var p: Vector4 = Vector4(i, 0, 0, 0) if i < 3 else far.call(i)
+		positions.append(Vector3(p.x, p.y, p.z))
+		walks.append(c.walk)
+		zeros.append(0.0)
+	a.set_actors(positions, zeros, walks, zeros)
+	a.set_model_actors(0, PackedInt32Array(range(n)))
+	a.submit()
+	check_eq(a.get_lod_instance_count(0, 0), 3, "three in view")
+	# Two frames of moves with no other write between: actor 1, then actor 2 too, leave the view.
+	a.set_actor_placements(moved.call([Vector4(0, 0, 0, 0), Vector4(0, 0, 30, 0), Vector4(2, 0, 0, 0)]))
+	a.submit()
+	check_eq(a.get_lod_instance_count(0, 0), 2, "actor 1 moved out")
+	a.set_actor_placements(moved.call([Vector4(0, 0, 0, 1), Vector4(0, 0, 30, 0), Vector4(0, 0, 40, 0)]))
+	a.set_actor_clips(PackedInt32Array([0]), PackedInt32Array([c.die]), PackedFloat32Array([1.0]))
+	a.set_actor_blends(PackedInt32Array([0]), PackedInt32Array([c.walk]), PackedFloat32Array([0.0]),
+		PackedFloat32Array([0.2]))
+	# An actor added after the moves joins records that must hold them.
+	var added := a.add_actor(Transform3D(Basis(), Vector3(1, 0, 0)), c.walk, 0.0)
+	a.add_model(0)
+	a.submit()
+	check_eq(added, n, "appended after the others")
+	check_eq(a.get_lod_instance_count(0, 0), 2, "actor 0 and the added one in view; 1 and 2 stay where they moved")
+	check_near(a.get_actor_clip_time(0), 0.0, 1e-4, "actor 0's switch to its death is kept")
+	# Moves and switches, then begin(): the new frame's actors replace them whole.
+	n += 1
+	a.set_actor_placements(moved.call([]))
+	a.set_actor_clips(PackedInt32Array([1, 3]), PackedInt32Array([c.die, c.die]), PackedFloat32Array([1.0, 1.0]))
+	a.begin()
+	a.add_actor(Transform3D.IDENTITY, c.walk, 0.0)
+	a.add_model(0)
+	a.submit()
+	check_eq(a.get_lod_instance_count(0, 0), 1, "the new frame's one actor, in view")
+	# The bulk calls again, a switch, then an empty frame: the switched actor is gone.
+	n = 40
+	a.set_actors(positions, zeros, walks, zeros)
+	a.set_model_actors(0, PackedInt32Array(range(n)))
+	a.submit()
+	a.set_actor_clips(PackedInt32Array([0]), PackedInt32Array([c.die]), PackedFloat32Array([1.0]))
+	a.begin()
+	a.submit()
+	check_eq(a.get_actor_count(), 0, "no actors")
+	check_eq(a.get_lod_instance_count(0, 0), 0, "nothing drawn")
+	# The bulk calls again from scratch, moved back and forth, a switch every frame.
+	a.set_actors(positions, zeros, walks, zeros)
+	a.set_model_actors(0, PackedInt32Array(range(n)))
+	a.submit()
+	for step in 4:
+		var z := 60.0 if step % 2 == 1 else 0.0
+		a.set_actor_placements(moved.call([Vector4(0, 0, z, 0), Vector4(1, 0, z, 0), Vector4(2, 0, 0, 0)]))
+		a.set_actor_clips(PackedInt32Array([step]), PackedInt32Array([c.die]), PackedFloat32Array([1.0]))
+		a.submit()
+		check_eq(a.get_lod_instance_count(0, 0), 1 if step % 2 == 1 else 3, "step %d: back and forth" % step)
+
+
+## A move writes the placement texture itself; a whole write after it (set_actors with the same placements) splits
+## the records into texels that already hold them, and the texture must still go up that submit.
+func test_a_move_then_a_whole_write_still_sends_the_moved_placements() -> void:
+	var c := _clips()
+	var a := _crowd()
+	a.time = 1.0
+	var n := 40
+	var positions := PackedVector3Array()
+	var yaws := PackedFloat32Array()
+	var walks := PackedInt32Array()
+	var zeros := PackedFloat32Array()
+	var moved := PackedVector4Array()
+	for i in n:
+		positions.append(Vector3(i, 0, 0))
+		yaws.append(0.5)
+		walks.append(c.walk)
+		zeros.append(0.0)
+		moved.append(Vector4(i, 0, 1, 0.5))
+	a.set_actors(positions, yaws, walks, zeros)
+	a.set_model_actors(0, PackedInt32Array(range(n)))
+	a.submit()
+	a.submit()
+	check_eq(a.get_last_submit_bytes(), 0, "nothing changed, nothing sent")
+	a.set_actor_placements(moved)
+	for i in n:
+		positions[i] = Vector3(moved[i].x, moved[i].y, moved[i].z)
+	a.set_actors(positions, yaws, walks, zeros)
+	a.submit()
+	# One row of 4,096 placement texels (16 bytes each) holds the 40 actors.
+	check(a.get_last_submit_bytes() >= 4096 * 16, "the moved placements went up (%d bytes)" % a.get_last_submit_bytes())
 
 
 func test_bad_placements_and_clip_switches_change_nothing() -> void:

@@ -59,8 +59,7 @@ impl AnimatedActorMeshInstance {
         }
         let clip_count = frame.clip_count;
         let gpu = frame.gpu.as_mut().expect("ensured");
-        gpu.actors.reserve(n);
-        let out = &mut gpu.actors.floats_mut()[..n * stride];
+        let out = &mut gpu.records_mut(n)[..n * stride];
         let clips = (!clips.is_empty()).then_some(clips.as_slice());
         let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
         let yaws = yaws.as_slice();
@@ -115,10 +114,8 @@ impl AnimatedActorMeshInstance {
         let frame = self.frame.get_mut();
         let n = frame.actor_count;
         let gpu = frame.gpu.as_mut().expect("ensured");
-        gpu.actors.reserve(n);
-        let records = &mut gpu.actors.floats_mut()[..n * crowd::ACTOR_FLOATS];
         let placements = convert::vec4_slice(placements.as_slice());
-        match vat_core::crowd::move_actors_bulk(records, placements) {
+        match gpu.move_actors(n, placements) {
             Ok(positions) => frame.placed = frame.placed.moved(&positions),
             Err(e) => godot_error!("vat_crowd: set_actor_placements: {e}; nothing changed"),
         }
@@ -145,12 +142,16 @@ impl AnimatedActorMeshInstance {
         let frame = self.frame.get_mut();
         let (n, clip_count) = (frame.actor_count, frame.clip_count);
         let gpu = frame.gpu.as_mut().expect("ensured");
-        gpu.actors.reserve(n);
-        let records = &mut gpu.actors.floats_mut()[..n * stride];
+        let ids = actor_ids.as_slice();
+        let records = if gpu.tracks(n, stride) {
+            &mut gpu.actors.states_mut(ids, n)[..n * stride]
+        } else {
+            &mut gpu.records_mut(n)[..n * stride]
+        };
         let changed = vat_core::crowd::set_clips_bulk(
             records,
             stride,
-            actor_ids.as_slice(),
+            ids,
             clips.as_slice(),
             start_times.as_slice(),
             clip_count,
@@ -200,8 +201,7 @@ impl AnimatedActorMeshInstance {
         }
         let clip_count = frame.clip_count;
         let gpu = frame.gpu.as_mut().expect("ensured");
-        gpu.actors.reserve(n);
-        let out = &mut gpu.actors.floats_mut()[..n * crowd::ACTOR_FLOATS_FULL];
+        let out = &mut gpu.records_mut(n)[..n * crowd::ACTOR_FLOATS_FULL];
         let clips = (!clips.is_empty()).then_some(clips.as_slice());
         let starts = (!start_times.is_empty()).then_some(start_times.as_slice());
         let transforms = transforms.as_slice();

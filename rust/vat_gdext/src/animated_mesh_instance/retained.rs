@@ -50,6 +50,7 @@ impl<'a> Target<'a> {
     /// bytes are borrowed once: each borrow is a call into Godot.
     fn new(gpu: &'a mut CrowdGpu, n: usize, clock: &'a CrowdClock, full_transform: bool) -> Self {
         let stride = crowd::record_floats(full_transform);
+        gpu.catch_up();
         Target {
             records: &mut gpu.actors.floats_mut()[..n * stride],
             texels: &mut gpu.models[0].indices.bytes_mut()[..n * 4],

@@ -70,6 +70,11 @@ impl DataTexture {
         true
     }
 
+    /// Items the bytes have room for.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// The bytes for a writer that tells whether it changed them: call
     /// [`DataTexture::mark_changed`] if it did, else the next upload is skipped.
     pub fn bytes_mut_untracked(&mut self) -> &mut [u8] {
@@ -87,6 +92,18 @@ impl DataTexture {
         let bytes = self.bytes.as_mut_slice();
         // SAFETY: every bit pattern is a valid f32; align_to_mut returns only the aligned middle.
         let (head, floats, _) = unsafe { bytes.align_to_mut::<f32>() };
+        assert!(
+            head.is_empty(),
+            "Godot allocates packed arrays 4-byte aligned"
+        );
+        floats
+    }
+
+    /// The bytes viewed as f32, to read.
+    pub fn floats(&self) -> &[f32] {
+        let bytes = self.bytes.as_slice();
+        // SAFETY: as in floats_mut_untracked.
+        let (head, floats, _) = unsafe { bytes.align_to::<f32>() };
         assert!(
             head.is_empty(),
             "Godot allocates packed arrays 4-byte aligned"
@@ -142,13 +159,36 @@ impl DataTexture {
 
 /// Every actor's whole record (placement and state, see `vat_core::crowd`) on the CPU, written in
 /// place by the crowd calls; `vat_core::crowd` copies it into the placement and state
-/// textures at the next upload.
+/// textures at the next upload: all of it after a write through [`RecordStore::floats_mut`], or
+/// only what the battle frame's calls name (see [`Written`]).
 pub struct RecordStore {
     floats: Vec<f32>,
     floats_per_item: usize,
-    /// Written since the last split.
+    /// Written anywhere since the last split.
     dirty: bool,
+    /// Placements written into the placement texture as well, since the last upload.
+    moved: bool,
+    /// Actors whose states alone were written since the last upload (only while not `dirty`).
+    listed: Vec<u32>,
+    /// The first `behind` records' placements are behind the placement texture, where the
+    /// placement writer put them (see `CrowdGpu::catch_up`).
+    pub behind: usize,
 }
+
+/// What was written since the last upload ([`RecordStore::take_written`]).
+pub enum Written {
+    /// Nothing.
+    Nothing,
+    /// Any record, anywhere: split them all. `moved`: the placement writer changed the
+    /// placement texture before (the split finds no change there, but it must go up).
+    All { moved: bool },
+    /// Placements straight into the placement texture as well (`moved`), and the states of the
+    /// actors `listed` (see `vat_core::crowd::RecentStates::apply_listed`).
+    Listed { moved: bool, listed: Vec<u32> },
+}
+
+/// Past this many listed actors per actor, a split costs less than the list.
+const LISTED_SHARE: usize = 8;
 
 impl RecordStore {
     /// A store of records of `texels_per_item` RGBA32F texels.
@@ -157,6 +197,9 @@ impl RecordStore {
             floats: Vec::new(),
             floats_per_item: texels_per_item * 4,
             dirty: true,
+            moved: false,
+            listed: Vec::new(),
+            behind: 0,
         }
     }
 
@@ -170,19 +213,66 @@ impl RecordStore {
         }
     }
 
-    /// The records, to write in place; the next upload splits them.
+    /// The records, to write in place anywhere; the next upload splits them all. Only for
+    /// records caught up with the placement writer (`CrowdGpu::records_mut` sees to it).
     pub fn floats_mut(&mut self) -> &mut [f32] {
+        debug_assert_eq!(self.behind, 0, "records caught up before a write");
         self.dirty = true;
+        self.listed.clear();
         &mut self.floats
     }
 
-    /// The records, to read.
+    /// The records, for a writer that changes only the states of the actors `ids` (ids outside
+    /// the crowd are ignored at upload): the next upload takes just those, unless the records
+    /// are to be split anyway or the list grows past a split's cost for `actors`.
+    pub fn states_mut(&mut self, ids: &[i32], actors: usize) -> &mut [f32] {
+        if !self.dirty {
+            if (self.listed.len() + ids.len()) * LISTED_SHARE > actors {
+                self.dirty = true;
+                self.listed.clear();
+            } else {
+                self.listed.extend(ids.iter().map(|&i| i as u32));
+            }
+        }
+        &mut self.floats
+    }
+
+    /// Says the placement writer (`vat_core::crowd::RecentStates::move_actors`) put the
+    /// placements of the first `n` actors into the placement texture, and whether that changed
+    /// the texture.
+    pub fn note_moved(&mut self, n: usize, changed: bool) {
+        self.behind = n;
+        self.moved |= changed;
+    }
+
+    /// True if nothing since the last upload calls for splitting every record.
+    pub fn is_split(&self) -> bool {
+        !self.dirty
+    }
+
+    /// The records, to read; their placements may be behind (see `behind`).
     pub fn floats(&self) -> &[f32] {
         &self.floats
     }
 
-    /// True (once) if the records were written since the last call.
-    pub fn take_dirty(&mut self) -> bool {
-        std::mem::take(&mut self.dirty)
+    /// The records to write, to catch them up with the placement writer (behind or not).
+    pub fn floats_mut_catching_up(&mut self) -> &mut [f32] {
+        &mut self.floats
+    }
+
+    /// What was written since the last call, and forgets it.
+    pub fn take_written(&mut self) -> Written {
+        let moved = std::mem::take(&mut self.moved);
+        if std::mem::take(&mut self.dirty) {
+            self.listed.clear();
+            Written::All { moved }
+        } else if moved || !self.listed.is_empty() {
+            Written::Listed {
+                moved,
+                listed: std::mem::take(&mut self.listed),
+            }
+        } else {
+            Written::Nothing
+        }
     }
 }

@@ -15,8 +15,8 @@ use godot::classes::{EditorInterface, Engine, Material, Node3D, ShaderMaterial};
 use godot::prelude::*;
 use vat_core::bounds::Bounds;
 use vat_core::crowd::{
-    placement_floats, record_texels, split_records, Actors, CrowdFrame, CrowdShape, FrameSettings,
-    View, STATE_FLOATS,
+    placement_floats, record_texels, Actors, CrowdFrame, CrowdShape, FrameSettings, View,
+    STATE_FLOATS,
 };
 
 use super::data_texture::{DataTexture, RecordStore};
@@ -73,12 +73,12 @@ pub struct CrowdGpu {
     /// Actor records (8 f32 each, 16 with full transforms), on the CPU.
     pub actors: RecordStore,
     /// The records' placements, uploaded when one moved.
-    placements: DataTexture,
+    pub(super) placements: DataTexture,
     /// The records' animation states, uploaded whole when one changed (full transforms) or when
     /// the recent-state slots are folded back into it.
-    states: DataTexture,
+    pub(super) states: DataTexture,
     /// States changed since `states` was last sent, for yaw-and-scale records.
-    recent: RecentTexture,
+    pub(super) recent: RecentTexture,
     /// One per model.
     pub models: Vec<ModelGpu>,
     /// The animations drawn, with the bake generations built from
@@ -103,6 +103,26 @@ pub struct CrowdGpu {
     view_cast: Option<ShadowCastingSetting>,
     time: f32,
     interpolate: bool,
+    /// What `set_time` sets every frame.
+    time_params: TimeParams,
+}
+
+/// The names `set_time` sets (made once: a name from a string is a lookup in Godot's table),
+/// and the interpolation flags it last set (`interpolate`, `lod_interpolate`).
+struct TimeParams {
+    time: StringName,
+    interpolate: StringName,
+    flags: Option<(bool, bool)>,
+}
+
+impl TimeParams {
+    fn new() -> Self {
+        Self {
+            time: StringName::from("vat_time"),
+            interpolate: StringName::from("vat_interpolate"),
+            flags: None,
+        }
+    }
 }
 
 impl CrowdGpu {
@@ -159,6 +179,7 @@ impl CrowdGpu {
             view_cast: None,
             time: 0.0,
             interpolate: true,
+            time_params: TimeParams::new(),
         };
         gpu.apply(&FrameProps::default(), cast_shadow);
         gpu.register_commands();
@@ -195,69 +216,6 @@ impl CrowdGpu {
         self.run_frame(request, true);
     }
 
-    /// Splits the records into the placement and state textures (comparing as it writes) if they
-    /// were written since the last split, uploads the textures that changed, and binds new
-    /// texture objects (after growth) to every material.
-    fn upload_records(&mut self, request: &FrameRequest, custom: bool) {
-        let n = request
-            .actors
-            .min(self.actors.floats().len() / request.stride.max(1));
-        let mut fresh: Vec<(&str, Variant)> = Vec::new();
-        let (mut layers, mut layer_count) = (0, 0);
-        if self.actors.take_dirty() {
-            self.placements.reserve(n);
-            let regrown = self.states.reserve(n);
-            let records = self.actors.floats();
-            let placements = self.placements.floats_mut_untracked();
-            let states = self.states.floats_mut_untracked();
-            let stride = request.stride;
-            let recent = &mut self.recent.states;
-            let (moved, resend) = crate::workers::install_for(n, || {
-                if stride == 8 {
-                    let c = recent.split(records, n, placements, states, regrown);
-                    (layers, layer_count) = (c.layers, c.layer_count);
-                    (c.placements, c.states)
-                } else {
-                    let c = split_records(records, stride, n, placements, states);
-                    (c.placements, c.states)
-                }
-            });
-            if moved {
-                self.placements.mark_changed();
-            }
-            if resend {
-                self.states.mark_changed();
-            }
-        }
-        if let Some(t) = self.placements.upload() {
-            fresh.push(("vat_placements", t.to_variant()));
-        }
-        if let Some(t) = self.states.upload() {
-            fresh.push(("vat_states", t.to_variant()));
-        }
-        if let Some(t) = self.recent.upload(layers, layer_count) {
-            fresh.push(("vat_recent_states", t.to_variant()));
-        }
-        if custom {
-            if let Some(c) = &mut self.custom {
-                // Every actor the shader may read has a texel (0 until set).
-                c.reserve(n);
-                if let Some(t) = c.upload() {
-                    fresh.push(("vat_custom", t.to_variant()));
-                }
-            }
-        }
-        for (name, t) in fresh {
-            let has_custom = name == "vat_custom";
-            for m in self.materials_mut() {
-                m.set_shader_parameter(name, &t);
-                if has_custom {
-                    m.set_shader_parameter("vat_has_custom", &true.to_variant());
-                }
-            }
-        }
-    }
-
     /// Runs the crowd frame again if the view or the settings changed since it last ran (the
     /// camera or the node moved, a property changed), and uploads the lists that changed.
     pub fn refresh(&mut self, request: &FrameRequest) {
@@ -284,6 +242,7 @@ impl CrowdGpu {
         if !data_changed && self.last_run.as_ref() == Some(&key) {
             return;
         }
+        self.catch_up();
         let floats = self.actors.floats();
         let n = request.actors.min(floats.len() / request.stride.max(1));
         let records = &floats[..n * request.stride];
@@ -443,21 +402,30 @@ impl CrowdGpu {
 
     /// Updates only the crowd clock (nothing else changed this frame). Frame interpolation stays
     /// on up to LOD1 and, with `lod_interpolate`, beyond.
+    /// Called every frame, so it reuses its parameter names and sets `vat_interpolate` only when
+    /// it changed.
     pub fn set_time(&mut self, shader_time: f32, interpolate: bool) {
         self.time = shader_time;
         self.interpolate = interpolate;
         let far = self.applied.is_some_and(|(p, _)| p.interpolate_far);
+        let flags = Some((interpolate, far));
+        let set_flags = self.time_params.flags != flags;
+        self.time_params.flags = flags;
+        let time = shader_time.to_variant();
+        let names = &self.time_params;
         for slot in self.models.iter_mut().flat_map(|m| m.slots.iter_mut()) {
-            let on = interpolate && (slot.level <= 1 || far);
+            let on = (interpolate && (slot.level <= 1 || far)).to_variant();
             for m in slot.materials.iter_mut() {
-                m.set_shader_parameter("vat_time", &shader_time.to_variant());
-                m.set_shader_parameter("vat_interpolate", &on.to_variant());
+                m.set_shader_parameter(&names.time, &time);
+                if set_flags {
+                    m.set_shader_parameter(&names.interpolate, &on);
+                }
             }
         }
     }
 
     /// Every model's materials.
-    fn materials_mut(&mut self) -> impl Iterator<Item = &mut Gd<ShaderMaterial>> {
+    pub(super) fn materials_mut(&mut self) -> impl Iterator<Item = &mut Gd<ShaderMaterial>> {
         self.models
             .iter_mut()
             .flat_map(|m| m.slots.iter_mut())

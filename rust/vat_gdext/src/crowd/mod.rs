@@ -12,6 +12,7 @@ pub mod data_texture;
 pub mod gpu;
 mod gpu_driven;
 mod gpu_frame;
+mod gpu_records;
 pub mod guard;
 pub mod looks;
 pub mod material;

@@ -76,8 +76,7 @@ impl Frame {
         let stride = setup.stride();
         let cols = setup.full_transform.then(|| convert::basis_cols(transform));
         let gpu = self.gpu.as_mut().expect("ensured");
-        gpu.actors.reserve(index + 1);
-        let rec = &mut gpu.actors.floats_mut()[index * stride..(index + 1) * stride];
+        let rec = &mut gpu.records_mut(index + 1)[index * stride..(index + 1) * stride];
         crowd::pack_actor_record(&state, cols, rec);
         // Custom data costs nothing until some actor has some.
         if gpu.custom.is_some() || custom != [0.0; 4] {

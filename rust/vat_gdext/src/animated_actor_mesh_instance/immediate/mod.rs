@@ -269,7 +269,11 @@ impl Frame {
             godot_error!("vat_crowd: {what}: no actors this frame");
             return;
         };
-        let records = &mut gpu.actors.floats_mut()[..n * stride];
+        let records = if gpu.tracks(n, stride) {
+            &mut gpu.actors.states_mut(blends.actor_ids, n)[..n * stride]
+        } else {
+            &mut gpu.records_mut(n)[..n * stride]
+        };
         let applied = workers::install_for(blends.actor_ids.len(), || {
             crowd::apply_blends_bulk(records, stride, blends, clip_count, origin)
         });
@@ -283,7 +287,7 @@ impl Frame {
     pub fn rebase(&mut self, delta: f32, stride: usize) {
         let n = self.actor_count;
         if let Some(gpu) = &mut self.gpu {
-            gpu.actors.floats_mut()[..n * stride]
+            gpu.records_mut(n)[..n * stride]
                 .chunks_exact_mut(stride)
                 .for_each(|a| a[4] -= delta);
         }
