@@ -197,6 +197,11 @@ impl CrowdGpu {
                 });
             }
         }
+        let written: Vec<bool> = self
+            .models
+            .iter_mut()
+            .map(|m| m.indices.take_changed())
+            .collect();
         let lists: Vec<&[u32]> = self
             .models
             .iter()
@@ -204,7 +209,9 @@ impl CrowdGpu {
             .collect();
         let textures = self.texture_rids();
         let driven = self.driven.as_mut().expect("run_driven is called with one");
-        driven.frame.run(params, n, textures, &lists, plans);
+        driven
+            .frame
+            .run(params, n, textures, &lists, &written, plans);
         for model in self.models.iter_mut() {
             let looks = model.looks.upload();
             for slot in model.slots.iter_mut() {

@@ -13,6 +13,8 @@ use crate::vertex_animation::VertexAnimation;
 #[derive(Default)]
 pub struct InstanceList {
     texels: Vec<u32>,
+    /// Written (and maybe changed) since [`InstanceList::take_changed`].
+    changed: bool,
 }
 
 impl InstanceList {
@@ -24,21 +26,30 @@ impl InstanceList {
         }
     }
 
-    /// The texels as bytes, to write in place.
+    /// The texels as bytes, to write in place (counted as a change).
     pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.changed = true;
+        self.bytes_mut_untracked()
+    }
+
+    /// The texels as bytes, for a writer that calls [`InstanceList::mark_changed`] only if it
+    /// changed them.
+    pub fn bytes_mut_untracked(&mut self) -> &mut [u8] {
         let n = self.texels.len() * 4;
         // SAFETY: u8 has no alignment requirement and every bit pattern is valid for both.
         unsafe { std::slice::from_raw_parts_mut(self.texels.as_mut_ptr().cast::<u8>(), n) }
     }
 
-    /// The same as [`InstanceList::bytes_mut`]: the slots compare their own lists, so no change
-    /// is tracked here (kept for the writers that report changes).
-    pub fn bytes_mut_untracked(&mut self) -> &mut [u8] {
-        self.bytes_mut()
+    /// Says the texels changed.
+    pub fn mark_changed(&mut self) {
+        self.changed = true;
     }
 
-    /// Nothing to do: see [`InstanceList::bytes_mut_untracked`].
-    pub fn mark_changed(&mut self) {}
+    /// True (once) if the texels were written since the last call: the GPU frame compares a
+    /// list with what it sent only then. (The CPU frame's slots compare their own lists.)
+    pub fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
+    }
 
     /// The first `n` texels, as `u32::from_le_bytes` of each 4 bytes.
     pub fn texels(&self, n: usize) -> &[u32] {

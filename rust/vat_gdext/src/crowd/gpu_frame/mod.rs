@@ -98,13 +98,15 @@ impl GpuFrame {
 
     /// Queues one frame: `params` (the parameter block), `actors` records in the textures
     /// `textures` (placements, states, recent states; `None` before their first upload), each
-    /// model's instance list, and the slots to fill.
+    /// model's instance list (`written[m]`: list `m` was written since the last run, so it may
+    /// differ from what was sent even at the same length), and the slots to fill.
     pub fn run(
         &mut self,
         params: Vec<f32>,
         actors: usize,
         textures: [Option<Rid>; 3],
         lists: &[&[u32]],
+        written: &[bool],
         slots: Vec<SlotPlan>,
     ) {
         self.sent_lists.resize_with(lists.len(), Vec::new);
@@ -119,7 +121,10 @@ impl GpuFrame {
                 self.list_capacity[m] = (cap * 4) as u32;
                 grown = true;
             }
-            let changed = grown || self.sent_lists[m].as_slice() != *list;
+            // Compared only when it may have changed: a steady crowd's lists cost nothing.
+            let sent = self.sent_lists[m].as_slice();
+            let maybe = written.get(m).copied().unwrap_or(true) || sent.len() != list.len();
+            let changed = grown || (maybe && sent != *list);
             let upload = changed.then(|| {
                 self.sent_lists[m].clear();
                 self.sent_lists[m].extend_from_slice(list);
