@@ -27,6 +27,12 @@
 ## Run under the real renderer (--headless turns MultiMesh calls into no-ops):
 ##   godot --path tests -s res://bench/bench_update.gd -- [--quick] [--paths vat_bulk,set_buffer] [--actors 100000] --out /abs/update.json
 ##
+## Each push is timed twice: cpu_ms, the wall time around it, and thread_cpu_ms, the CPU time the main thread and the
+## extension's worker threads ran during it (VatCrowdBench.cpu_usec, Linux; only with the bench build). On lavapipe
+## the "GPU" is the same two cores: while a push runs, the rasteriser's threads still execute the previous frame's
+## GPU work (for vat_gpu, its compute pass over every actor), and the push's wall time counts the time they held the
+## cores. Goals are printed for both.
+##
 ## Every path runs in 3 interleaved rounds (a slow spell of a shared machine hits each alike); the GDScript loops
 ## measure fewer frames per round (4 at 100,000 actors), and at a million actors, where they take seconds per frame,
 ## one round of 3 frames. Inputs are two precomputed sets
@@ -68,6 +74,8 @@ var _meshes: Array[Mesh] = []  ## body, sword, shield
 var _vat: RefCounted = null  ## bench_update_vat.gd, when the extension is there
 var _results: Array = []
 var _notes: Array = []
+## VatCrowdBench.cpu_usec is there (the bench build of the extension).
+var _has_cpu_clock := false
 
 # Inputs of the current actor count (see _make_inputs).
 var _sets: Array = []
@@ -111,6 +119,9 @@ func _run() -> void:
 		quit(1)
 		return
 	var clip_count := 5
+	_has_cpu_clock = ClassDB.class_exists("VatCrowdBench") and int(ClassDB.class_call_static("VatCrowdBench", "cpu_usec")) >= 0
+	if not _has_cpu_clock:
+		_notes.append("thread_cpu_ms not measured: needs the bench build's VatCrowdBench.cpu_usec on Linux")
 	if ClassDB.class_exists("AnimatedActorMeshInstance") and ClassDB.class_exists("VertexAnimation"):
 		_vat = load("res://bench/bench_update_vat.gd").new()
 		if _vat.bake_models(packed, FPS) != OK:
@@ -183,7 +194,8 @@ func _run() -> void:
 		"godot": Engine.get_version_info().string,
 		"adapter": RenderingServer.get_video_adapter_name(),
 		"notes": _notes + [
-			"cpu_ms: median CPU time of the push per frame (GDScript + engine calls, incl. vat_crowd's submit);"
+			"cpu_ms: median wall time of the push per frame (GDScript + engine calls, incl. vat_crowd's submit);"
+			+ " thread_cpu_ms: median CPU time the main thread and the extension's workers ran during it;"
 			+ " render_cpu_ms: median of viewport_get_measured_render_time_cpu + get_frame_setup_time_cpu.",
 			"bytes: what the path hands the engine per frame (vat paths: the node's own count where it has one).",
 			"the camera renders no layer (cull_mask 0) so lavapipe does not rasterise; uploads happen regardless.",
@@ -389,16 +401,20 @@ func _warm_up(clip_count: int) -> void:
 ## Runs one path for warm-up + `frames` frames; returns the per-frame samples {cpu, render, wall, submit, bytes}.
 func _sample(n: int, frames: int, setup: Callable, push: Callable, teardown: Callable, is_vat: bool) -> Dictionary:
 	setup.call(n)
-	var got := {"cpu": [], "render": [], "wall": [], "submit": [], "bytes": [], "gpu_pass": []}
+	var got := {"cpu": [], "thread": [], "render": [], "wall": [], "submit": [], "bytes": [], "gpu_pass": []}
 	var last_frame := Time.get_ticks_usec()
 	for f in WARMUP_FRAMES + frames:
+		var c0 := _cpu_usec()
 		var t0 := Time.get_ticks_usec()
 		push.call(f % 2)
 		var ms := (Time.get_ticks_usec() - t0) / 1000.0
+		var thread_ms := (_cpu_usec() - c0) / 1000.0
 		await RenderingServer.frame_post_draw
 		var now := Time.get_ticks_usec()
 		if f >= WARMUP_FRAMES:
 			got.cpu.append(ms)
+			if _has_cpu_clock:
+				got.thread.append(thread_ms)
 			got.render.append(RenderingServer.viewport_get_measured_render_time_cpu(_vp)
 				+ RenderingServer.get_frame_setup_time_cpu())
 			got.wall.append((now - last_frame) / 1000.0)
@@ -418,14 +434,22 @@ func _sample(n: int, frames: int, setup: Callable, push: Callable, teardown: Cal
 func _record(path: String, n: int, got: Dictionary) -> void:
 	var entry := {"actors": n, "path": path, "cpu_ms": Util.median(got.cpu), "render_cpu_ms": Util.median(got.render),
 		"frames": got.cpu.size(), "frame_ms": Util.median(got.wall), "bytes": _bytes(path, n, got)}
+	if not got.thread.is_empty():
+		entry["thread_cpu_ms"] = Util.median(got.thread)
 	if not got.submit.is_empty():
 		entry["submit_ms"] = Util.median(got.submit)
 	if not got.gpu_pass.is_empty():
 		entry["gpu_pass_ms"] = Util.median(got.gpu_pass)
 	_results.append(entry)
-	print("  %-22s %8d actors: cpu %9.3f ms, render cpu %7.3f ms, frame %9.3f ms, %d bytes (%d frames)%s" % [
-		path, n, entry.cpu_ms, entry.render_cpu_ms, entry.frame_ms, entry.bytes, entry.frames,
+	print("  %-22s %8d actors: cpu %9.3f ms (thread %s), render cpu %7.3f ms, frame %9.3f ms, %d bytes (%d frames)%s" % [
+		path, n, entry.cpu_ms, "%.3f" % entry.thread_cpu_ms if entry.has("thread_cpu_ms") else "-",
+		entry.render_cpu_ms, entry.frame_ms, entry.bytes, entry.frames,
 		"" if got.submit.is_empty() else ", submit %.3f ms" % entry.submit_ms])
+
+
+## CPU time (µs) of the main thread and the extension's workers so far, or -1 (see _has_cpu_clock).
+func _cpu_usec() -> int:
+	return int(ClassDB.class_call_static("VatCrowdBench", "cpu_usec")) if _has_cpu_clock else -1
 
 
 ## The GPU-driven frame's compute passes in the last frame whose timestamps the rendering device has (the
@@ -642,54 +666,68 @@ func _find(n: int, path: String) -> Dictionary:
 
 
 func _print_ratios(n: int) -> void:
+	for key: String in ["cpu_ms", "thread_cpu_ms"]:
+		_print_ratios_of(n, key)
+
+
+## The goals' ratios at `n` actors from each result's `key` (cpu_ms: wall time; thread_cpu_ms: CPU time).
+func _print_ratios_of(n: int, key: String) -> void:
+	var ms := func(r: Dictionary) -> float: return r.get(key, -1.0)
+	var tag := "" if key == "cpu_ms" else " [thread cpu]"
 	var gpu := _find(n, "vat_gpu")
-	if not gpu.is_empty():
+	if not gpu.is_empty() and ms.call(gpu) > 0.0:
 		var gpu_goals := {"texture_floor": ["vat_gpu / texture_floor", "<= 2"],
 			"per_instance_rs": ["per_instance_rs / vat_gpu", ">= 30"], "set_buffer": ["set_buffer / vat_gpu", ">= 3"]}
 		for other: String in gpu_goals:
 			var r := _find(n, other)
-			if r.is_empty():
+			if r.is_empty() or ms.call(r) <= 0.0:
 				continue
-			var ratio: float = gpu.cpu_ms / r.cpu_ms if other == "texture_floor" else r.cpu_ms / gpu.cpu_ms
-			print("  %d actors: %s = %.2fx (goal at 100k: %s)" % [n, gpu_goals[other][0], ratio, gpu_goals[other][1]])
-		if gpu.has("gpu_pass_ms"):
+			var ratio: float = ms.call(gpu) / ms.call(r) if other == "texture_floor" else ms.call(r) / ms.call(gpu)
+			print("  %d actors: %s = %.2fx (goal at 100k: %s)%s" % [n, gpu_goals[other][0], ratio, gpu_goals[other][1],
+				tag])
+		if gpu.has("gpu_pass_ms") and key == "cpu_ms":
 			print("  %d actors: vat_gpu compute pass %.3f ms of GPU time (rendering-device timestamps)" % [n, gpu.gpu_pass_ms])
 		var small_gpu := _find(n / 10, "vat_gpu")
-		if n >= 1000000 and not small_gpu.is_empty():
-			print("  %d actors: vat_gpu / vat_gpu at %d = %.2fx (goal: <= 12)" % [n, n / 10, gpu.cpu_ms / small_gpu.cpu_ms])
+		if n >= 1000000 and not small_gpu.is_empty() and ms.call(small_gpu) > 0.0:
+			print("  %d actors: vat_gpu / vat_gpu at %d = %.2fx (goal: <= 12)%s" % [n, n / 10,
+				ms.call(gpu) / ms.call(small_gpu), tag])
 	var bulk := _find(n, "vat_bulk")
-	if bulk.is_empty():
+	if bulk.is_empty() or ms.call(bulk) <= 0.0:
 		return
 	var set_buffer := _find(n, "set_buffer")
-	if not set_buffer.is_empty():
-		print("  %d actors: vat_bulk / set_buffer = %.2fx (goal at 100k: <= 1)" % [n, bulk.cpu_ms / set_buffer.cpu_ms])
+	if not set_buffer.is_empty() and ms.call(set_buffer) > 0.0:
+		print("  %d actors: vat_bulk / set_buffer = %.2fx (goal at 100k: <= 1)%s" % [n,
+			ms.call(bulk) / ms.call(set_buffer), tag])
 	var goals := {"per_instance_rs": "goal at 100k: >= 30", "set_buffer": "goal at 100k: >= 3",
 		"set_buffer_gd": "", "vat_immediate": ""}
 	for other: String in goals:
 		var r := _find(n, other)
-		if not r.is_empty():
-			print("  %d actors: %s / vat_bulk = %.2fx %s" % [n, other, r.cpu_ms / bulk.cpu_ms, goals[other]])
+		if not r.is_empty() and ms.call(r) > 0.0:
+			print("  %d actors: %s / vat_bulk = %.2fx %s%s" % [n, other, ms.call(r) / ms.call(bulk), goals[other], tag])
 	var floor_r := _find(n, "texture_floor")
-	if not floor_r.is_empty():
-		print("  %d actors: vat_bulk / texture_floor = %.2fx (goal at 100k: <= 2)" % [n, bulk.cpu_ms / floor_r.cpu_ms])
+	if not floor_r.is_empty() and ms.call(floor_r) > 0.0:
+		print("  %d actors: vat_bulk / texture_floor = %.2fx (goal at 100k: <= 2)%s" % [n,
+			ms.call(bulk) / ms.call(floor_r), tag])
 	var rs := _find(n, "per_instance_rs")
 	for path: String in ["vat_immediate", "vat_immediate_equipped"]:
 		var imm := _find(n, path)
-		if not imm.is_empty() and not rs.is_empty():
-			print("  %d actors: %s / per_instance_rs = %.2fx (goal: <= 1.5)" % [n, path, imm.cpu_ms / rs.cpu_ms])
+		if not imm.is_empty() and not rs.is_empty() and ms.call(rs) > 0.0:
+			print("  %d actors: %s / per_instance_rs = %.2fx (goal: <= 1.5)%s" % [n, path, ms.call(imm) / ms.call(rs), tag])
 	var small := _find(n / 10, "vat_bulk")
-	if n >= 1000000 and not small.is_empty():
-		print("  %d actors: vat_bulk / vat_bulk at %d = %.2fx (goal: <= 12)" % [n, n / 10, bulk.cpu_ms / small.cpu_ms])
+	if n >= 1000000 and not small.is_empty() and ms.call(small) > 0.0:
+		print("  %d actors: vat_bulk / vat_bulk at %d = %.2fx (goal: <= 12)%s" % [n, n / 10,
+			ms.call(bulk) / ms.call(small), tag])
 
 
 func _print_table() -> void:
 	print("")
 	print("update benchmark, battle frame (median ms per frame)")
 	print(Util.pad("actors", 9, true) + "  " + Util.pad("path", 23) + Util.pad("cpu_ms", 11, true)
-		+ Util.pad("render_cpu_ms", 15, true) + Util.pad("bytes", 12, true) + Util.pad("frames", 8, true))
+		+ Util.pad("thread_cpu_ms", 15, true) + Util.pad("render_cpu_ms", 15, true) + Util.pad("bytes", 12, true) + Util.pad("frames", 8, true))
 	for r in _results:
+		var thread := "%.3f" % r.thread_cpu_ms if r.has("thread_cpu_ms") else "-"
 		print(Util.pad(str(r.actors), 9, true) + "  " + Util.pad(r.path, 23) + Util.pad("%.3f" % r.cpu_ms, 11, true)
-			+ Util.pad("%.3f" % r.render_cpu_ms, 15, true) + Util.pad(str(r.bytes), 12, true)
+			+ Util.pad(thread, 15, true) + Util.pad("%.3f" % r.render_cpu_ms, 15, true) + Util.pad(str(r.bytes), 12, true)
 			+ Util.pad(str(r.frames), 8, true))
 	var ns: Array = []
 	for r in _results:

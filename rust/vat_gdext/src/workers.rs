@@ -14,6 +14,9 @@ type Alive = Arc<(Mutex<usize>, Condvar)>;
 
 static POOL: Mutex<Option<(Arc<rayon::ThreadPool>, Alive)>> = Mutex::new(None);
 
+/// The pool's threads' ids where the system names them (Linux), for [`threads_cpu_usec`].
+static THREAD_IDS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
 /// How long [`shutdown`] waits for the workers to end before giving up.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
@@ -27,7 +30,15 @@ pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
             let (start, exit) = (alive.clone(), alive.clone());
             let built = rayon::ThreadPoolBuilder::new()
                 .thread_name(|i| format!("vat_crowd worker {i}"))
-                .start_handler(move |_| *start.0.lock().unwrap_or_else(|e| e.into_inner()) += 1)
+                .start_handler(move |_| {
+                    *start.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                    if let Some(tid) = this_thread_id() {
+                        THREAD_IDS
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(tid);
+                    }
+                })
                 .exit_handler(move |_| {
                     *exit.0.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
                     exit.1.notify_all();
@@ -58,12 +69,53 @@ pub fn install_for<R: Send>(items: usize, f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+/// The calling thread's id in `/proc/self/task` (Linux), if the system has it.
+fn this_thread_id() -> Option<String> {
+    let link = std::fs::read_link("/proc/thread-self").ok()?;
+    Some(link.file_name()?.to_string_lossy().into_owned())
+}
+
+#[cfg(all(feature = "bench", target_os = "linux"))]
+/// Microseconds the calling thread and the pool's threads have run on a CPU so far, or `None`
+/// where the system does not say (not Linux). What a call costs in CPU time, whatever else held
+/// the cores meanwhile.
+pub fn threads_cpu_usec() -> Option<u64> {
+    let mut ns = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)?;
+    for tid in THREAD_IDS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        let Ok(tid) = tid.parse::<libc::pid_t>() else {
+            continue;
+        };
+        // A thread's CPU clock id, as glibc's pthread_getcpuclockid makes it: (~tid << 3) | 6.
+        ns += clock_ns((!tid << 3) | 6).unwrap_or(0);
+    }
+    Some(ns / 1000)
+}
+
+#[cfg(all(feature = "bench", not(target_os = "linux")))]
+/// None: the thread CPU clocks are read on Linux only.
+pub fn threads_cpu_usec() -> Option<u64> {
+    None
+}
+
+#[cfg(all(feature = "bench", target_os = "linux"))]
+/// Nanoseconds on clock `clock` (a CPU-time clock).
+fn clock_ns(clock: libc::clockid_t) -> Option<u64> {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec to write.
+    let ok = unsafe { libc::clock_gettime(clock, &mut t) } == 0;
+    ok.then(|| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64)
+}
+
 /// Ends the pool and waits (at most [`SHUTDOWN_WAIT`]) until its threads have left the library.
 pub fn shutdown() {
     let Some((pool, alive)) = POOL.lock().unwrap_or_else(|e| e.into_inner()).take() else {
         return;
     };
     drop(pool);
+    THREAD_IDS.lock().unwrap_or_else(|e| e.into_inner()).clear();
     let (count, ended) = &*alive;
     let guard = count.lock().unwrap_or_else(|e| e.into_inner());
     let _ = ended
