@@ -8,8 +8,10 @@
 //! leaves the actors as they were. Errors name the lowest offending entry.
 
 use glam::Vec3;
+use rayon::prelude::*;
 
 use crate::bounds::Bounds;
+use crate::crowd::bulk::PARALLEL_MIN_ITEMS;
 use crate::crowd::records::{clip_code, ACTOR_FLOATS};
 use crate::crowd::validate;
 use crate::error::{check_len, Result, VatError};
@@ -32,7 +34,7 @@ pub fn move_actors_bulk(records: &mut [f32], placements: &[[f32; 4]]) -> Result<
 
 /// Checks placements for [`move_actors_bulk`]: exactly one per actor of `actors`, every value
 /// finite (the same errors). Returns the per-lane minima and maxima of the placements (`x, y,
-/// z, yaw`), found in the same pass.
+/// z, yaw`), found in the same pass (parallel from [`PARALLEL_MIN_ITEMS`] placements).
 pub(crate) fn check_placements(
     actors: usize,
     placements: &[[f32; 4]],
@@ -42,7 +44,21 @@ pub(crate) fn check_placements(
         actors,
         placements.len(),
     )?;
-    let (min, max, finite) = lane_bounds(placements.as_flattened());
+    let (min, max, finite) = if placements.len() >= PARALLEL_MIN_ITEMS {
+        placements
+            .par_chunks(1 << 15)
+            .map(|c| lane_bounds(c.as_flattened()))
+            .reduce(
+                || ([f32::INFINITY; 4], [f32::NEG_INFINITY; 4], true),
+                |a, b| {
+                    let min = std::array::from_fn(|k| a.0[k].min(b.0[k]));
+                    let max = std::array::from_fn(|k| a.1[k].max(b.1[k]));
+                    (min, max, a.2 & b.2)
+                },
+            )
+    } else {
+        lane_bounds(placements.as_flattened())
+    };
     if !finite {
         // The search for the culprit only on a failure.
         let i = placements
@@ -259,6 +275,28 @@ mod tests {
         let e = move_actors_bulk(&mut records, &placements[..2]).unwrap_err();
         assert!(matches!(e, VatError::BadLength { .. }), "{e}");
         assert_eq!(records, before);
+    }
+
+    #[test]
+    fn a_large_crowd_is_checked_in_tasks_with_the_same_answers() {
+        let n = PARALLEL_MIN_ITEMS + 5;
+        let mut placements: Vec<[f32; 4]> =
+            (0..n).map(|i| [i as f32, -(i as f32), 1.0, 0.5]).collect();
+        let (min, max) = check_placements(n, &placements).unwrap();
+        assert_eq!(
+            (min, max),
+            (
+                [0.0, -(n as f32 - 1.0), 1.0, 0.5],
+                [n as f32 - 1.0, 0.0, 1.0, 0.5]
+            )
+        );
+        placements[n - 2][3] = f32::INFINITY;
+        placements[n - 1][0] = f32::NAN;
+        let e = check_placements(n, &placements).unwrap_err();
+        assert!(
+            e.to_string().contains(&format!("yaw of actor {}", n - 2)),
+            "{e}"
+        );
     }
 
     #[test]

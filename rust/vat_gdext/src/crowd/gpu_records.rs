@@ -129,7 +129,8 @@ impl CrowdGpu {
         let floats = vat_core::crowd::ACTOR_FLOATS;
         if !self.tracks(n, floats) {
             let records = &mut self.records_mut(n)[..n * floats];
-            return vat_core::crowd::move_actors_bulk(records, placements);
+            let moved = || vat_core::crowd::move_actors_bulk(records, placements);
+            return crate::workers::install_for(n, moved);
         }
         let texels = self.placements.floats_mut_untracked();
         let states = &self.recent.states;
