@@ -11,9 +11,10 @@ use super::data_texture::Written;
 use super::gpu::{CrowdGpu, FrameRequest};
 
 impl CrowdGpu {
-    /// Splits the records into the placement and state textures (comparing as it writes) if they
-    /// were written since the last split, uploads the textures that changed, and binds new
-    /// texture objects (after growth) to every material.
+    /// Brings the placement and state textures up to what was written since the last upload:
+    /// a split of every record (comparing as it writes) after any writer but the battle frame's,
+    /// else only the listed actors' states (the placements are in place already). Then uploads
+    /// the textures that changed and binds new texture objects (after growth) to every material.
     pub(super) fn upload_records(&mut self, request: &FrameRequest, custom: bool) {
         let n = request
             .actors
