@@ -48,7 +48,7 @@ impl VatCrowdBench {
 #[godot_api(secondary)]
 impl VatCrowdBench {
     /// Microseconds of CPU time the calling thread and the extension's worker threads have run so
-    /// far (Linux's per-thread scheduler statistics), or -1 where the system does not say. The
+    /// far (Linux's per-thread CPU clocks), or -1 where the system does not say. The
     /// update benchmark brackets a push with it: a push's wall time also counts the time other
     /// threads held the cores, and on lavapipe those include the rasteriser running the
     /// previous frame's GPU work.

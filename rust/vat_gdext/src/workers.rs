@@ -15,6 +15,7 @@ type Alive = Arc<(Mutex<usize>, Condvar)>;
 static POOL: Mutex<Option<(Arc<rayon::ThreadPool>, Alive)>> = Mutex::new(None);
 
 /// The pool's threads' ids where the system names them (Linux), for [`threads_cpu_usec`].
+#[cfg(feature = "bench")]
 static THREAD_IDS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// How long [`shutdown`] waits for the workers to end before giving up.
@@ -32,6 +33,7 @@ pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
                 .thread_name(|i| format!("vat_crowd worker {i}"))
                 .start_handler(move |_| {
                     *start.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                    #[cfg(feature = "bench")]
                     if let Some(tid) = this_thread_id() {
                         THREAD_IDS
                             .lock()
@@ -70,6 +72,7 @@ pub fn install_for<R: Send>(items: usize, f: impl FnOnce() -> R + Send) -> R {
 }
 
 /// The calling thread's id in `/proc/self/task` (Linux), if the system has it.
+#[cfg(feature = "bench")]
 fn this_thread_id() -> Option<String> {
     let link = std::fs::read_link("/proc/thread-self").ok()?;
     Some(link.file_name()?.to_string_lossy().into_owned())
@@ -115,6 +118,7 @@ pub fn shutdown() {
         return;
     };
     drop(pool);
+    #[cfg(feature = "bench")]
     THREAD_IDS.lock().unwrap_or_else(|e| e.into_inner()).clear();
     let (count, ended) = &*alive;
     let guard = count.lock().unwrap_or_else(|e| e.into_inner());
