@@ -20,6 +20,8 @@
 //! * [`lod_distance`]: the LOD formula the bake and the crowd nodes share.
 //! * [`clock`]: keep the shader's f32 time small with an f64 clock that rebases.
 //! * [`shader_splice`]: splice the VAT stage into Godot's own material code.
+//! * [`helped`]: the parallel loop the crowd frame runs on the calling thread, pool threads
+//!   helping while they are free.
 //! * [`layout`] holds the constants the shader shares; [`half`] the f16 conversions;
 //!   [`octahedral`] the normal encoding; [`bounds`] boxes; [`error`] the one error type.
 //!
@@ -35,6 +37,7 @@ pub mod clock;
 pub mod crowd;
 pub mod error;
 pub mod half;
+pub mod helped;
 pub mod layout;
 pub mod lod_distance;
 pub mod lod_mesh;

@@ -21,40 +21,62 @@ static THREAD_IDS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 /// How long [`shutdown`] waits for the workers to end before giving up.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
+/// The extension's pool, created on first use (`None` if it cannot be made).
+fn pool() -> Option<Arc<rayon::ThreadPool>> {
+    let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    if slot.is_none() {
+        let alive: Alive = Arc::new((Mutex::new(0), Condvar::new()));
+        let (start, exit) = (alive.clone(), alive.clone());
+        let built = rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("vat_crowd worker {i}"))
+            .start_handler(move |_| {
+                *start.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                #[cfg(feature = "bench")]
+                if let Some(tid) = this_thread_id() {
+                    THREAD_IDS
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(tid);
+                }
+            })
+            .exit_handler(move |_| {
+                *exit.0.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+                exit.1.notify_all();
+            })
+            .build();
+        if let Ok(p) = built {
+            *slot = Some((Arc::new(p), alive));
+        }
+    }
+    slot.as_ref().map(|(p, _)| p.clone())
+}
+
 /// Runs `f` with rayon's parallel iterators on the extension's own pool (created on first use).
 /// Falls back to running `f` on the calling thread's current pool if the pool cannot be made.
 pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    let pool = {
-        let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        if slot.is_none() {
-            let alive: Alive = Arc::new((Mutex::new(0), Condvar::new()));
-            let (start, exit) = (alive.clone(), alive.clone());
-            let built = rayon::ThreadPoolBuilder::new()
-                .thread_name(|i| format!("vat_crowd worker {i}"))
-                .start_handler(move |_| {
-                    *start.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-                    #[cfg(feature = "bench")]
-                    if let Some(tid) = this_thread_id() {
-                        THREAD_IDS
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push(tid);
-                    }
-                })
-                .exit_handler(move |_| {
-                    *exit.0.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
-                    exit.1.notify_all();
-                })
-                .build();
-            if let Ok(p) = built {
-                *slot = Some((Arc::new(p), alive));
-            }
-        }
-        slot.as_ref().map(|(p, _)| p.clone())
-    };
-    match pool {
+    match pool() {
         Some(p) => p.install(f),
         None => f(),
+    }
+}
+
+/// The extension's pool as helpers of a loop the calling thread runs itself
+/// ([`vat_core::helped::for_each_helped`]): the crowd frame's. Holds no pool, so [`shutdown`]
+/// still ends it; after that (or if it cannot be made) the caller runs the loop alone.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PoolHelpers;
+
+impl vat_core::helped::Helpers for PoolHelpers {
+    fn threads(&self) -> usize {
+        pool().map_or(0, |p| p.current_num_threads())
+    }
+
+    fn spawn(&self, job: Box<dyn FnOnce() + Send + 'static>) {
+        match pool() {
+            Some(p) => p.spawn(job),
+            // Never reached (no threads without a pool); running it here is still correct.
+            None => job(),
+        }
     }
 }
 

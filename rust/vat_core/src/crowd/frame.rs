@@ -23,24 +23,27 @@
 //! orthographic camera has no distance: its view height plays the role of `d * 2 tan(fov / 2)`
 //! (see [`Projection`](crate::crowd::Projection)), so every actor of one size gets one level.
 //!
-//! Nothing allocates once the lists have grown to a crowd's size. From
-//! [`FRAME_PARALLEL_MIN`] actors the actor pass splits
-//! into rayon tasks, and the model lists are written in parallel.
+//! Nothing allocates once the lists have grown to a crowd's size, but for a few task handles per
+//! run. From [`FRAME_PARALLEL_MIN`] actors the actor pass splits into tasks, and the model lists
+//! are written in parallel, both with [`for_each_helped`]: the calling thread runs the tasks
+//! itself, and the helpers ([`CrowdFrame::set_helpers`]) take some while they are free.
 //!
 //! This file holds the frame's state and its passes ([`CrowdFrame`]), the class byte each actor
 //! gets and the list pass that reads it; the frame's inputs (camera, settings, shape, actor
 //! records) are in `frame_input`, the per-actor classification (the exact culling, shadow and
 //! level tests) in `frame_classify`, its fast path in `frame_fast`.
 
-use rayon::prelude::*;
+use std::sync::{Arc, Mutex};
 
 use crate::crowd::frame_classify::Classifier;
 use crate::crowd::frame_fast::FastFrame;
 use crate::crowd::frame_input::{Actors, CrowdShape, FrameSettings, View};
+use crate::helped::{for_each_helped, Helpers, RayonHelpers};
 
-/// Actors per rayon task in the actor pass.
-const FRAME_CHUNK: usize = 1 << 14;
-/// Actors (or model instances, for the list pass) from which a pass splits into rayon tasks:
+/// Actors per task in the actor pass (about 0.1 ms of work: a helper that is late or slow holds
+/// the caller up no longer than that).
+const FRAME_CHUNK: usize = 1 << 13;
+/// Actors (or model instances, for the list pass) from which a pass splits into tasks:
 /// lower than the bulk calls' `PARALLEL_MIN_ITEMS`, as the frame does more work per actor
 /// (about 3 ns where a bulk call copies 32 bytes).
 pub const FRAME_PARALLEL_MIN: usize = 1 << 15;
@@ -74,12 +77,36 @@ pub struct CrowdFrame {
     split_shadows: bool,
     /// The fast path's tables for this run's view (see `frame_fast`).
     fast: FastFrame,
+    /// The threads that help with large runs.
+    helpers: FrameHelpers,
+}
+
+/// The threads that help a [`CrowdFrame`] (rayon's current pool unless set).
+#[derive(Clone)]
+struct FrameHelpers(Arc<dyn Helpers>);
+
+impl Default for FrameHelpers {
+    fn default() -> Self {
+        FrameHelpers(Arc::new(RayonHelpers))
+    }
+}
+
+impl std::fmt::Debug for FrameHelpers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FrameHelpers({} threads)", self.0.threads())
+    }
 }
 
 impl CrowdFrame {
     /// An empty frame.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Runs the large passes with `helpers`' threads helping the caller (the default: rayon's
+    /// current pool).
+    pub fn set_helpers(&mut self, helpers: Arc<dyn Helpers>) {
+        self.helpers = FrameHelpers(helpers);
     }
 
     /// Forgets every actor's last level (after the crowd was rebuilt).
@@ -126,12 +153,22 @@ impl CrowdFrame {
             reach: reach.as_deref(),
         };
         let n = actors.count;
+        let helpers = &*self.helpers.0;
         let counts = if n >= FRAME_PARALLEL_MIN {
-            self.classes
-                .par_chunks_mut(FRAME_CHUNK)
-                .enumerate()
-                .map(|(c, out)| classify.range(c * FRAME_CHUNK, out, levels))
-                .reduce(|| vec![0; levels + 2], add_counts)
+            let chunks: Vec<Mutex<(&mut [u8], Vec<u32>)>> = self
+                .classes
+                .chunks_mut(FRAME_CHUNK)
+                .map(|out| Mutex::new((out, Vec::new())))
+                .collect();
+            for_each_helped(helpers, chunks.len(), &|c| {
+                let mut chunk = chunks[c].lock().unwrap_or_else(|e| e.into_inner());
+                let (out, counts) = &mut *chunk;
+                *counts = classify.range(c * FRAME_CHUNK, out, levels);
+            });
+            chunks
+                .into_iter()
+                .map(|c| c.into_inner().unwrap_or_else(|e| e.into_inner()).1)
+                .fold(vec![0; levels + 2], add_counts)
         } else {
             classify.range(0, &mut self.classes, levels)
         };
@@ -155,7 +192,11 @@ impl CrowdFrame {
         };
         let total: usize = models.iter().map(|m| m.len()).sum();
         if total >= FRAME_PARALLEL_MIN {
-            self.lists.par_iter_mut().enumerate().for_each(fill);
+            let lists: Vec<Mutex<&mut Vec<Vec<u32>>>> =
+                self.lists.iter_mut().map(Mutex::new).collect();
+            for_each_helped(helpers, lists.len(), &|m| {
+                fill((m, &mut *lists[m].lock().unwrap_or_else(|e| e.into_inner())));
+            });
         } else {
             self.lists.iter_mut().enumerate().for_each(fill);
         }

@@ -167,7 +167,11 @@ impl CrowdGpu {
             billboard: None,
             max_texture_size,
             custom: None,
-            frame: CrowdFrame::new(),
+            frame: {
+                let mut frame = CrowdFrame::new();
+                frame.set_helpers(std::sync::Arc::new(crate::workers::PoolHelpers));
+                frame
+            },
             shape: crowd_shape(animations),
             last_run: None,
             driven: indirect.then(super::gpu_driven::Driven::new),
@@ -252,16 +256,10 @@ impl CrowdGpu {
             .iter()
             .map(|m| m.indices.texels(m.count))
             .collect();
-        let (frame, shape, view) = (&mut self.frame, &self.shape, key.0.as_ref());
-        // Below its parallel threshold the frame runs here: handing it to a pool thread costs a
-        // wake-up and a context switch, milliseconds when the cores are busy rendering.
-        let items = n.max(lists.iter().map(|l| l.len()).sum());
-        let mut run = || frame.run(&actors, &lists, shape, view, &settings);
-        if items >= vat_core::crowd::FRAME_PARALLEL_MIN {
-            crate::workers::install(run);
-        } else {
-            run();
-        }
+        // The frame runs here; from its parallel threshold the pool's threads help while they
+        // are free (`CrowdGpu::new` set them), so a pool held off the cores delays nothing.
+        self.frame
+            .run(&actors, &lists, &self.shape, key.0.as_ref(), &settings);
         self.last_run = Some(key);
         // The view MultiMeshes cast their own shadows unless the shadow lists carry them all
         // (shadow_lod, or actors in view beyond the shadows' reach).

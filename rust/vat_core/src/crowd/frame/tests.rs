@@ -678,22 +678,8 @@ fn each_model_draws_at_most_its_last_level_and_culled_instances_are_dropped() {
 
 #[test]
 fn a_large_crowd_splits_into_tasks_with_the_same_answer() {
-    let shape = shape(&[soldier()], &[3]);
-    let mut view = box_view(Vec3::new(0.0, 2.0, -150.0));
-    for p in &mut view.planes {
-        p.d = 120.0;
-    }
-    let n = FRAME_PARALLEL_MIN * 4 + 1000;
-    let states: Vec<ActorState> = (0..n)
-        .map(|i| {
-            let f = i as f32;
-            at(Vec3::new(
-                (f * 0.37) % 300.0 - 150.0,
-                0.0,
-                (f * 0.11) % 300.0 - 150.0,
-            ))
-        })
-        .collect();
+    let (shape, view, states) = large_crowd();
+    let n = states.len();
     let mut big = CrowdFrame::new();
     let settings = FrameSettings::default();
     let all = run(&mut big, &states, None, &shape, Some(&view), &settings);
@@ -713,6 +699,123 @@ fn a_large_crowd_splits_into_tasks_with_the_same_answer() {
     let total: u32 = big.lod_counts().iter().sum();
     assert_eq!(total as usize, all.0.iter().map(Vec::len).sum::<usize>());
     assert!(total > 0 && (total as usize) < n, "some culled, some drawn");
+}
+
+/// A crowd past the parallel threshold, a third of it in a box view.
+fn large_crowd() -> (CrowdShape, View, Vec<ActorState>) {
+    let shape = shape(&[soldier()], &[3]);
+    let mut view = box_view(Vec3::new(0.0, 2.0, -150.0));
+    for p in &mut view.planes {
+        p.d = 120.0;
+    }
+    let n = FRAME_PARALLEL_MIN * 4 + 1000;
+    let states: Vec<ActorState> = (0..n)
+        .map(|i| {
+            let f = i as f32;
+            at(Vec3::new(
+                (f * 0.37) % 300.0 - 150.0,
+                0.0,
+                (f * 0.11) % 300.0 - 150.0,
+            ))
+        })
+        .collect();
+    (shape, view, states)
+}
+
+/// Helpers that are asked for but never start (a pool held off the cores all frame).
+struct NeverStart;
+
+impl crate::helped::Helpers for NeverStart {
+    fn threads(&self) -> usize {
+        3
+    }
+
+    fn spawn(&self, _job: Box<dyn FnOnce() + Send + 'static>) {}
+}
+
+/// Helpers on threads of their own, started at once.
+struct OwnThreads;
+
+impl crate::helped::Helpers for OwnThreads {
+    fn threads(&self) -> usize {
+        3
+    }
+
+    fn spawn(&self, job: Box<dyn FnOnce() + Send + 'static>) {
+        std::thread::spawn(job);
+    }
+}
+
+#[test]
+fn helpers_that_never_start_or_start_at_once_give_the_same_frames() {
+    let (_, view, states) = large_crowd();
+    // Three models of 3, 2 and 1 levels; the third on two actors in three.
+    let shape = shape(&[soldier()], &[3, 2, 1]);
+    let (recs, stride) = records(&states, None);
+    let actors = Actors::interleaved(&recs, stride, states.len());
+    let texels = |keep: &dyn Fn(u32) -> bool, look: u8| -> Vec<u32> {
+        (0..states.len() as u32)
+            .filter(|&i| keep(i))
+            .map(|i| u32::from_le_bytes(pack_model_instance(i, look)))
+            .collect()
+    };
+    let models = [
+        texels(&|_| true, 1),
+        texels(&|_| true, 2),
+        texels(&|i| i % 3 != 2, 3),
+    ];
+    let models: Vec<&[u32]> = models.iter().map(Vec::as_slice).collect();
+    // Two frames each (the second keeps the first's levels), nearer the second time.
+    let mut nearer = view.clone();
+    nearer.camera.z += 40.0;
+    let frames = |helpers: Option<std::sync::Arc<dyn crate::helped::Helpers>>| {
+        let mut frame = CrowdFrame::new();
+        if let Some(h) = helpers {
+            frame.set_helpers(h);
+        }
+        let mut out = Vec::new();
+        for v in [&view, &nearer] {
+            frame.run(&actors, &models, &shape, Some(v), &FrameSettings::default());
+            let lists: Vec<Vec<u32>> = (0..3)
+                .flat_map(|m| (0..3).map(move |l| (m, l)))
+                .map(|(m, l)| frame.view_list(m, l).to_vec())
+                .collect();
+            out.push((lists, frame.lod_counts().to_vec()));
+        }
+        out
+    };
+    let default = frames(None);
+    assert_ne!(
+        default[0].1, default[1].1,
+        "the second frame's levels differ"
+    );
+    // Each model's lists follow from model 0's: every list of every model was written.
+    let ids = |lists: &[&Vec<u32>], look: u32| -> Vec<u32> {
+        let mut ids: Vec<u32> = lists
+            .iter()
+            .flat_map(|l| l.iter())
+            .map(|t| t & 0xff_ffff)
+            .collect();
+        assert!(lists.iter().flat_map(|l| l.iter()).all(|t| t >> 24 == look));
+        ids.sort_unstable();
+        ids
+    };
+    for (lists, counts) in &default {
+        let l = |m: usize, level: usize| &lists[m * 3 + level];
+        let all = ids(&[l(0, 0), l(0, 1), l(0, 2)], 1);
+        assert_eq!(all.len() as u32, counts.iter().sum::<u32>());
+        assert!(!all.is_empty(), "some actors drawn");
+        assert_eq!(ids(&[l(1, 0)], 2), ids(&[l(0, 0)], 1), "model 1, level 0");
+        assert_eq!(
+            ids(&[l(1, 1)], 2),
+            ids(&[l(0, 1), l(0, 2)], 1),
+            "model 1, level 1"
+        );
+        let third: Vec<u32> = all.iter().copied().filter(|i| i % 3 != 2).collect();
+        assert_eq!(ids(&[l(2, 0)], 3), third, "model 2");
+    }
+    assert_eq!(frames(Some(std::sync::Arc::new(NeverStart))), default);
+    assert_eq!(frames(Some(std::sync::Arc::new(OwnThreads))), default);
 }
 
 /// A perspective frustum of six outward planes: camera at `eye` looking along `forward` (unit,
