@@ -165,6 +165,34 @@ func capture_vat(va: VertexAnimation, clip: int, t: float) -> Image:
 	return b
 
 
+## One actor of `va` drawn by AnimatedActorMeshInstance (its defaults: the GPU-driven frame where
+## the renderer has one) as a game's battle frame brings it there: a frame with it and a second
+## actor far away, turned, playing the next clip from 0.3 s; then a frame of
+## `set_actor_placements` moving it to the origin unturned and `set_actor_clips` switching it to
+## `clip` at `t` s. The node is gone when this returns.
+func capture_actor_moved_in(va: VertexAnimation, clip: int, t: float) -> Image:
+	var crowd := AnimatedActorMeshInstance.new()
+	crowd.models = [va] as Array[VertexAnimation]
+	crowd.paused = true
+	root.add_child(crowd)
+	crowd.time = t
+	var far := Vector3(40, 0, 300)
+	var other := (clip + 1) % va.get_clip_count()
+	crowd.set_actors(PackedVector3Array([far, far + Vector3(3, 0, 0)]), PackedFloat32Array([2.0, 1.0]),
+		PackedInt32Array([other, 0]), PackedFloat32Array([0.3, 0.0]))
+	crowd.set_model_actors(0, PackedInt32Array([0, 1]))
+	crowd.submit()
+	await capture()
+	crowd.set_actor_placements(PackedVector4Array([Vector4(0, 0, 0, 0), Vector4(far.x, far.y, far.z + 1, 1.0)]))
+	crowd.set_actor_clips(PackedInt32Array([0]), PackedInt32Array([clip]), PackedFloat32Array([0.0]))
+	crowd.submit()
+	var img := await capture()
+	check_godot_materials(crowd, va)
+	crowd.queue_free()
+	await frames(1)
+	return img
+
+
 ## Checks that every surface of `crowd` whose source material in `va` is a BaseMaterial3D (or a
 ## ShaderMaterial) draws with Godot's own shader for it (or the source's shader) plus the VAT
 ## stage, not the shipped stand-in, in every renderer.

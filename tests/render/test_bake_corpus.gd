@@ -377,7 +377,8 @@ func _refused_bones(va: VertexAnimation) -> bool:
 ## vertex linearly between the two frames while the skeleton turns its bones, so a part that
 ## turns fast (a sword in a chop, baked at 30 fps) is drawn along the chord, a little short: up
 ## to HALFWAY_COVERAGE there (the KayKit knight's chop: 3.5% fewer pixels). A clip that needs
-## more takes a higher rate through `clip_fps`.
+## more takes a higher rate through `clip_fps`. On the baked frame AnimatedActorMeshInstance draws
+## it too, brought there by a battle frame's calls (`capture_actor_moved_in`).
 func _check_render(case: String, scene: PackedScene, bakes: Dictionary) -> void:
 	var va: VertexAnimation = bakes[""]
 	var clip := -1
@@ -403,6 +404,13 @@ func _check_render(case: String, scene: PackedScene, bakes: Dictionary) -> void:
 		var storage := "bones" if va.baked_storage == VertexAnimation.STORAGE_BONES else "vertices"
 		check_render_close("%s render (%s)" % [name, storage], shots[0], shots[1])
 		check_foreground_close("%s coverage (%s)" % [name, storage], background, shots[0], shots[1], coverage)
+		if t == on_frame:
+			# The actor node's battle-frame calls (placements straight into the texture, a listed
+			# clip switch) on the same bake, against the same skeletal render.
+			var moved := await capture_actor_moved_in(va, clip, t)
+			save_png(moved, name + "_actor_moved_in")
+			check_render_close("%s render, actor moved in" % name, shots[0], moved)
+			check_foreground_close("%s coverage, actor moved in" % name, background, shots[0], moved, coverage)
 		for label: String in bakes:
 			if label == "":
 				continue
