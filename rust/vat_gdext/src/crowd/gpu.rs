@@ -411,7 +411,8 @@ impl CrowdGpu {
         self.time_params.flags = flags;
         let time = shader_time.to_variant();
         let names = &self.time_params;
-        for slot in self.models.iter_mut().flat_map(|m| m.slots.iter_mut()) {
+        let slots = self.models.iter_mut().flat_map(|m| m.slots.iter_mut());
+        for slot in slots.filter(|s| !s.shared_materials) {
             let on = (interpolate && (slot.level <= 1 || far)).to_variant();
             for m in slot.materials.iter_mut() {
                 m.set_shader_parameter(&names.time, &time);
@@ -422,11 +423,12 @@ impl CrowdGpu {
         }
     }
 
-    /// Every model's materials.
+    /// Every model's materials (each once: slots that share another's are left out).
     pub(super) fn materials_mut(&mut self) -> impl Iterator<Item = &mut Gd<ShaderMaterial>> {
         self.models
             .iter_mut()
             .flat_map(|m| m.slots.iter_mut())
+            .filter(|s| !s.shared_materials)
             .flat_map(|s| s.materials.iter_mut())
     }
 

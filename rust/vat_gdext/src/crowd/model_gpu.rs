@@ -3,7 +3,7 @@
 //! hold its instance list), its model-instance texels and its looks texture.
 
 use godot::classes::image::Format;
-use godot::classes::{Material, Node3D};
+use godot::classes::{Material, Node3D, ShaderMaterial};
 use godot::prelude::*;
 use vat_core::bounds::Bounds;
 use vat_core::crowd::{LookTable, MAX_LEVELS};
@@ -12,7 +12,7 @@ use vat_core::layout::MAX_LOOKS;
 use super::data_texture::DataTexture;
 use super::material;
 use super::model_data::InstanceList;
-use super::slot::Slot;
+use super::slot::{Slot, SlotKind};
 use crate::convert;
 use crate::vertex_animation::VertexAnimation;
 
@@ -78,6 +78,32 @@ fn lod0_surface_of(
         .collect()
 }
 
+/// A new set of materials for `animation`'s level `level` (drawing `mesh`), in the mesh's surface
+/// order.
+fn level_materials(
+    animation: &Gd<VertexAnimation>,
+    override_material: Option<&Gd<Material>>,
+    mesh: &Gd<godot::classes::ArrayMesh>,
+    level: i32,
+    full_transform: bool,
+    indirect: bool,
+) -> Result<Vec<Gd<ShaderMaterial>>, String> {
+    let mut materials = material::surface_materials(animation, override_material)?;
+    for m in materials.iter_mut() {
+        material::bind_animation(m, animation);
+        m.set_shader_parameter("vat_full_transform", &full_transform.to_variant());
+        m.set_shader_parameter("vat_gpu_driven", &indirect.to_variant());
+    }
+    let lod0 = animation.bind().get_lod_mesh(0);
+    Ok(match (&lod0, level) {
+        (Some(lod0), 1..) => lod0_surface_of(lod0, mesh)
+            .into_iter()
+            .filter_map(|j| materials.get(j).cloned())
+            .collect(),
+        _ => materials,
+    })
+}
+
 impl ModelGpu {
     /// The slots, instance list and looks of `animation` (with `override_material`, if any) on
     /// `owner`; refused when it is not baked or its VAT exceeds the renderer's texture size.
@@ -98,35 +124,44 @@ impl ModelGpu {
         check_vat_size(animation, max_texture_size)?;
         let levels = animation.bind().get_lod_count().clamp(1, MAX_LEVELS as i32);
         let mut slots = Vec::new();
+        let mut view_materials: Vec<Vec<Gd<ShaderMaterial>>> = Vec::new();
         for shadow in [false, true] {
             for level in 0..levels {
-                // Each slot has its own materials: they hold its instance list.
-                let mut materials = material::surface_materials(animation, override_material)?;
-                for m in materials.iter_mut() {
-                    material::bind_animation(m, animation);
-                    m.set_shader_parameter("vat_full_transform", &full_transform.to_variant());
-                    m.set_shader_parameter("vat_gpu_driven", &indirect.to_variant());
-                }
                 let mesh = animation
                     .bind()
                     .get_lod_mesh(level)
                     .ok_or_else(|| format!("LOD {level} has no mesh"))?;
-                let lod0 = animation.bind().get_lod_mesh(0);
-                let materials = match (&lod0, level) {
-                    (Some(lod0), 1..) => lod0_surface_of(lod0, &mesh)
-                        .into_iter()
-                        .filter_map(|j| materials.get(j).cloned())
-                        .collect(),
-                    _ => materials,
+                // Each slot of the CPU frame has its own materials: they hold its instance list.
+                // The GPU frame's slots hold none, so a level's shadow slot shares its view
+                // slot's (every parameter is per level): half the clock uniforms set each frame
+                // and half the materials the renderer updates.
+                let shared = indirect && shadow;
+                let materials = if shared {
+                    view_materials[level as usize].clone()
+                } else {
+                    level_materials(
+                        animation,
+                        override_material,
+                        &mesh,
+                        level,
+                        full_transform,
+                        indirect,
+                    )?
                 };
+                if !shadow {
+                    view_materials.push(materials.clone());
+                }
                 slots.push(Slot::new(
                     owner,
                     &mesh,
                     materials,
-                    level as u8,
-                    shadow,
+                    SlotKind {
+                        level: level as u8,
+                        shadow,
+                        indirect,
+                        shared_materials: shared,
+                    },
                     max_texture_size,
-                    indirect,
                 ));
             }
         }

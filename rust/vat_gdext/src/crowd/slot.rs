@@ -45,8 +45,23 @@ pub struct Slot {
     /// Drawn by the GPU frame: the MultiMesh is allocated with indirect drawing and a compute
     /// pass writes its instances and counts (see `gpu_frame`).
     pub indirect: bool,
+    /// Its materials are its level's view slot's (a shadow slot of the GPU frame): whoever sets
+    /// a parameter on every slot's materials may skip this one's.
+    pub shared_materials: bool,
     /// Its mesh (kept for indirect MultiMeshes, which are given it through the RenderingServer).
     mesh: Gd<ArrayMesh>,
+}
+
+/// What a [`Slot`] draws and how.
+pub struct SlotKind {
+    /// The level of detail.
+    pub level: u8,
+    /// Shadows only.
+    pub shadow: bool,
+    /// Drawn by the GPU frame (see [`Slot::indirect`]).
+    pub indirect: bool,
+    /// Its materials are another slot's (see [`Slot::shared_materials`]).
+    pub shared_materials: bool,
 }
 
 /// Meta key under which an indirect slot's node keeps its mesh alive.
@@ -84,11 +99,15 @@ impl Slot {
         owner: &mut Gd<Node3D>,
         mesh: &Gd<ArrayMesh>,
         materials: Vec<Gd<ShaderMaterial>>,
-        level: u8,
-        shadow: bool,
+        kind: SlotKind,
         max_texture_size: u32,
-        indirect: bool,
     ) -> Self {
+        let SlotKind {
+            level,
+            shadow,
+            indirect,
+            shared_materials,
+        } = kind;
         let mut mesh: Gd<ArrayMesh> = mesh.duplicate_resource();
         let mut vertices = 0i64;
         for s in 0..mesh.get_surface_count() {
@@ -135,6 +154,7 @@ impl Slot {
             shadow,
             vertices,
             indirect,
+            shared_materials,
             mesh,
         }
     }
