@@ -25,7 +25,8 @@
 ## with the bytes each path hands the engine per frame. A benchmark, never a timed test.
 ##
 ## Run under the real renderer (--headless turns MultiMesh calls into no-ops):
-##   godot --path tests -s res://bench/bench_update.gd -- [--quick] [--paths vat_bulk,set_buffer] [--actors 100000] --out /abs/update.json
+##   godot --path tests -s res://bench/bench_update.gd -- [--quick] [--paths vat_bulk,set_buffer] [--actors 100000] [--scene-nodes N] --out /abs/update.json
+## --scene-nodes N puts N plain Node3Ds in the tree beside the crowd, as a game's level would (0 by default).
 ##
 ## Each push is timed twice: cpu_ms, the wall time around it, and thread_cpu_ms, the CPU time the main thread and the
 ## extension's worker threads ran during it (VatCrowdBench.cpu_usec, Linux; only with the bench build). On lavapipe
@@ -190,6 +191,7 @@ func _run() -> void:
 		"workload": "battle frame: 3 models (shield on 2 in 3 actors), every actor moves and turns, "
 			+ "2% start a new clip with a cross-fade, equipment unchanged, a third of the crowd in view",
 		"character": _scene_path,
+		"scene_nodes": int(_opts.scene_nodes),
 		"warmup_frames": WARMUP_FRAMES,
 		"godot": Engine.get_version_info().string,
 		"adapter": RenderingServer.get_video_adapter_name(),
@@ -229,6 +231,11 @@ func _setup_scene(packed: PackedScene) -> bool:
 	_vp = get_root().get_viewport_rid()
 	_scenario = get_root().find_world_3d().scenario
 	RenderingServer.viewport_set_measure_render_time(_vp, true)
+	var level := Node3D.new()
+	level.name = "Level"
+	for i in int(_opts.scene_nodes):
+		level.add_child(Node3D.new())
+	get_root().add_child(level)
 	var probe := packed.instantiate()
 	for node_name in ["Body", "Sword", "Shield"]:
 		var mi := Util.find_named(probe, node_name) as MeshInstance3D

@@ -6,7 +6,8 @@ extends RefCounted
 ## Parsed user arguments (after "--"): {"quick": bool, "full": bool, "out": String, "scene": String ("" = the default)}.
 static func parse_args() -> Dictionary:
 	var args := OS.get_cmdline_user_args()
-	var result := {"quick": false, "full": false, "out": "", "scene": "", "paths": PackedStringArray(), "actors": PackedInt32Array()}
+	var result := {"quick": false, "full": false, "out": "", "scene": "", "paths": PackedStringArray(), "actors": PackedInt32Array(),
+		"scene_nodes": 0}
 	var i := 0
 	while i < args.size():
 		var a: String = args[i]
@@ -29,6 +30,9 @@ static func parse_args() -> Dictionary:
 		elif a == "--scene" and i + 1 < args.size():
 			i += 1
 			result.scene = args[i]
+		elif a == "--scene-nodes" and i + 1 < args.size():
+			i += 1
+			result.scene_nodes = maxi(args[i].to_int(), 0)
 		else:
 			push_warning("bench: unknown argument '%s' ignored" % a)
 		i += 1

@@ -150,6 +150,42 @@ func test_omni_and_spot_light_shadows_keep_actors_just_outside() -> void:
 		await frames(2)
 
 
+func test_lights_entering_and_leaving_reach_the_frame() -> void:
+	# The frame keeps each viewport's lights from one search until a light enters or leaves the
+	# tree: a light inside a subtree that enters whole, taken out, put back, then freed with its
+	# parent, each seen by the next frame. A crowd node entering later finds the same lights.
+	_camera(Vector3(0, 1, 10), Vector3(0, 1, 0), 40.0)
+	var half_width := 10.0 * tan(deg_to_rad(20.0)) * 16.0 / 9.0
+	var positions := [Vector3(0, 0, 0), Vector3(-half_width - 3.0, 0, 0)]
+	var crowd := _actors(soldier_body(), positions)
+	await frames(2)
+	check_eq(crowd.get_lod_instance_count(0, 0, true), 0, "no light: the actor outside is culled")
+	var holder := Node3D.new()
+	var inner := Node3D.new()
+	holder.add_child(inner)
+	var light := OmniLight3D.new()
+	light.position = Vector3(-half_width + 1.0, 2.0, 0.0)
+	light.set_param(Light3D.PARAM_RANGE, 6.0)
+	light.shadow_enabled = true
+	inner.add_child(light)
+	root.add_child(holder)
+	await frames(2)
+	check_eq(crowd.get_lod_instance_count(0, 0, true), 1, "a light entering inside a subtree")
+	var later := _actors(soldier_body(), positions)
+	await frames(2)
+	check_eq(later.get_lod_instance_count(0, 0, true), 1, "a crowd entering later sees it too")
+	inner.remove_child(light)
+	await frames(2)
+	check_eq(crowd.get_lod_instance_count(0, 0, true), 0, "taken out of the tree")
+	inner.add_child(light)
+	await frames(2)
+	check_eq(crowd.get_lod_instance_count(0, 0, true), 1, "put back")
+	holder.free()
+	await frames(2)
+	check_eq(crowd.get_lod_instance_count(0, 0, true), 0, "freed with its parent")
+	later.free()
+
+
 func test_bad_frame_properties_are_refused() -> void:
 	_camera(Vector3(0, 2, 10), Vector3(0, 1, 0))
 	var crowd := _actors(soldier_body(), [Vector3.ZERO, Vector3(0, 0, 40)])

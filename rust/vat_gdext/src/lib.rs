@@ -28,6 +28,7 @@ unsafe impl ExtensionLibrary for VatCrowdExtension {
         // Before Godot unloads the library: no worker thread may still be in its code.
         if stage == InitStage::Scene {
             workers::shutdown();
+            crowd::lights::unwatch();
         }
     }
 }

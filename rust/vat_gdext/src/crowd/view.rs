@@ -4,9 +4,7 @@
 
 use godot::classes::camera_3d::{KeepAspect, ProjectionType};
 use godot::classes::light_3d::Param;
-use godot::classes::{
-    Camera3D, DirectionalLight3D, EditorInterface, Engine, Light3D, Node, Node3D,
-};
+use godot::classes::{Camera3D, DirectionalLight3D, EditorInterface, Engine, Node3D};
 use godot::prelude::*;
 use vat_core::crowd::{FrameSettings, Plane as CorePlane, Projection, View};
 use vat_core::lod_distance::screen_constant;
@@ -38,36 +36,6 @@ pub fn culling_camera(node: &Gd<Node3D>, path: &NodePath) -> Result<Option<Gd<Ca
         node.get_viewport().and_then(|v| v.get_camera_3d())
     };
     Ok(camera)
-}
-
-thread_local! {
-    /// The lights found in each viewport this frame: one scene search per frame and viewport,
-    /// shared by every crowd node in it.
-    static LIGHTS: std::cell::RefCell<(u64, Option<InstanceId>, Vec<Gd<Light3D>>)> =
-        const { std::cell::RefCell::new((u64::MAX, None, Vec::new())) };
-}
-
-/// The Light3Ds (directional, omni, spot) under `viewport` (searched once per process frame).
-fn lights(viewport: &Gd<Node>) -> Vec<Gd<Light3D>> {
-    let frame = Engine::singleton().get_process_frames();
-    let id = viewport.instance_id();
-    LIGHTS.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        if cache.0 != frame || cache.1 != Some(id) {
-            let found = viewport
-                .find_children_ex("*")
-                .type_("Light3D")
-                .recursive(true)
-                .owned(false)
-                .done();
-            cache.2 = found
-                .iter_shared()
-                .filter_map(|n| n.try_cast::<Light3D>().ok())
-                .collect();
-            *cache = (frame, Some(id), std::mem::take(&mut cache.2));
-        }
-        cache.2.clone()
-    })
 }
 
 /// `camera`'s view in `node`'s space, with a shadow sweep per visible DirectionalLight3D that
@@ -144,8 +112,9 @@ pub fn view_of(node: &Gd<Node3D>, camera: &Gd<Camera3D>, shadows: bool) -> View 
     let mut shadow_spheres = Vec::new();
     if shadows {
         if let Some(viewport) = node.get_viewport() {
-            for light in lights(&viewport.upcast()) {
-                if !light.is_visible_in_tree() || !light.has_shadow() {
+            for light in super::lights::lights(&viewport.upcast()) {
+                if !light.is_instance_valid() || !light.is_visible_in_tree() || !light.has_shadow()
+                {
                     continue;
                 }
                 match light.clone().try_cast::<DirectionalLight3D>() {
