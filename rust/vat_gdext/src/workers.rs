@@ -61,8 +61,8 @@ pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 }
 
 /// The extension's pool as helpers of a loop the calling thread runs itself
-/// ([`vat_core::helped::for_each_helped`]): the crowd frame's. Holds no pool, so [`shutdown`]
-/// still ends it; after that (or if it cannot be made) the caller runs the loop alone.
+/// ([`vat_core::helped::for_each_helped`]): the crowd frame's. It holds no pool, so
+/// [`shutdown`] still ends it; where the pool cannot be made the caller runs the loop alone.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PoolHelpers;
 
