@@ -1,11 +1,14 @@
 //! The Light3Ds a crowd frame reads shadows from, found without searching the scene each frame.
 //!
-//! Searching a viewport's tree for lights costs about 0.2 microseconds per node (measured with
-//! `find_children` here: 1.1 ms at 5,000 nodes, 3.3 ms at 20,000), which a game with a large
-//! scene would pay every frame. Instead each viewport's lights are searched once and again only
-//! after a Light3D entered or left the tree: the SceneTree's `node_added` and `node_removed`
-//! signals (connected on first use, disconnected before the library unloads) count such changes.
-//! What a light does (visible, casting, where) is read from the kept list every frame.
+//! Searching a viewport's tree for lights every frame costs time that grows with the game's scene
+//! rather than its crowd (in `cargo xtask bench update --scene-nodes 20000`, 0.03-0.05 ms a
+//! frame). Instead each viewport's lights are searched once and again only after a Light3D entered
+//! or left the tree: the SceneTree's `node_added` and `node_removed` signals (connected on first
+//! use, disconnected before the library unloads) count such changes. What a light does (visible,
+//! casting, where) is read from the kept list every frame.
+//!
+//! In the editor the search runs once per frame instead: godot-rust disconnects a Rust callable's
+//! connections itself before a hot reload, and warns that it did.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,7 +26,7 @@ struct Watch {
     callable: Callable,
 }
 
-/// A viewport's lights: the viewport, the light changes counted when it was searched, and what
+/// A viewport's lights: the viewport, what the search stays good for (see `lights`), and what
 /// was found.
 type Found = (InstanceId, u64, Vec<Gd<Light3D>>);
 
@@ -36,13 +39,20 @@ const SIGNALS: [&str; 2] = ["node_added", "node_removed"];
 
 /// The Light3Ds (directional, omni, spot) under `viewport`, as of now.
 pub fn lights(viewport: &Gd<Node>) -> Vec<Gd<Light3D>> {
-    watch();
-    let changes = CHANGES.load(Ordering::Relaxed);
+    let engine = Engine::singleton();
+    // What a search stays good for: until a light changes, or in the editor this frame (the high
+    // bit keeps the two apart).
+    let stamp = if engine.is_editor_hint() {
+        engine.get_process_frames() | (1 << 63)
+    } else {
+        watch();
+        CHANGES.load(Ordering::Relaxed) & !(1 << 63)
+    };
     let id = viewport.instance_id();
     FOUND.with(|found| {
         let mut found = found.borrow_mut();
-        // Entries from before a change are stale, whichever viewport they are for.
-        found.retain(|(_, seen, _)| *seen == changes);
+        // Entries from before a change (or frame) are stale, whichever viewport they are for.
+        found.retain(|(_, seen, _)| *seen == stamp);
         if let Some((_, _, lights)) = found.iter().find(|(v, _, _)| *v == id) {
             return lights.clone();
         }
@@ -55,7 +65,7 @@ pub fn lights(viewport: &Gd<Node>) -> Vec<Gd<Light3D>> {
             .iter_shared()
             .filter_map(|n| n.try_cast::<Light3D>().ok())
             .collect();
-        found.push((id, changes, lights.clone()));
+        found.push((id, stamp, lights.clone()));
         lights
     })
 }
