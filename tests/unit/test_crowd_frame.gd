@@ -186,6 +186,32 @@ func test_lights_entering_and_leaving_reach_the_frame() -> void:
 	later.free()
 
 
+func test_a_large_crowd_counts_as_its_two_halves() -> void:
+	# 40,000 actors: past the frame's parallel threshold (32,768), so its tasks run on the calling
+	# thread and the extension's pool; each half alone stays below it and runs on the calling
+	# thread only. Every actor's level and culling depend on that actor alone, so the whole
+	# crowd's counts per level are the halves' sums.
+	_camera(Vector3(0, 6, 60), Vector3(0, 0, -40), 50.0)
+	var va := _three_level_body()
+	var all := []
+	for i in 40000:
+		all.append(Vector3((i % 200) * 2.0 - 200.0, 0, -(i / 200) * 2.0 + 40.0))
+	var whole := _actors(va, all)
+	var first := _actors(va, all.slice(0, 20000))
+	var second := _actors(va, all.slice(20000))
+	var counts := whole.get_lod_counts()
+	var halves := PackedInt32Array()
+	for l in counts.size():
+		halves.append(first.get_lod_counts()[l] + second.get_lod_counts()[l])
+	print("    whole %s, halves %s" % [counts, halves])
+	check_eq(counts, halves, "the whole crowd's levels are its halves' sums")
+	var drawn := _sum(counts)
+	check(drawn > 1000 and drawn < 40000, "some drawn, some culled (%d)" % drawn)
+	check(counts.size() == 3 and counts[0] > 0 and counts[1] > 0 and counts[2] > 0, "every level drawn")
+	for crowd in [whole, first, second]:
+		crowd.free()
+
+
 func test_bad_frame_properties_are_refused() -> void:
 	_camera(Vector3(0, 2, 10), Vector3(0, 1, 0))
 	var crowd := _actors(soldier_body(), [Vector3.ZERO, Vector3(0, 0, 40)])
