@@ -385,7 +385,7 @@ impl CrowdGpu {
         // A new cast setting the frame's key cannot see (On to DoubleSided both cast) must still
         // reach the MultiMeshes: run the frame again.
         self.last_run = None;
-        for slot in self.models.iter_mut().flat_map(|m| m.slots.iter_mut()) {
+        for slot in material_owners(&mut self.models) {
             let tint = if props.debug_colors {
                 LOD_COLORS[usize::from(slot.level) % LOD_COLORS.len()]
             } else {
@@ -411,8 +411,7 @@ impl CrowdGpu {
         self.time_params.flags = flags;
         let time = shader_time.to_variant();
         let names = &self.time_params;
-        let slots = self.models.iter_mut().flat_map(|m| m.slots.iter_mut());
-        for slot in slots.filter(|s| !s.shared_materials) {
+        for slot in material_owners(&mut self.models) {
             let on = (interpolate && (slot.level <= 1 || far)).to_variant();
             for m in slot.materials.iter_mut() {
                 m.set_shader_parameter(&names.time, &time);
@@ -423,13 +422,9 @@ impl CrowdGpu {
         }
     }
 
-    /// Every model's materials (each once: slots that share another's are left out).
+    /// Every model's materials, each once.
     pub(super) fn materials_mut(&mut self) -> impl Iterator<Item = &mut Gd<ShaderMaterial>> {
-        self.models
-            .iter_mut()
-            .flat_map(|m| m.slots.iter_mut())
-            .filter(|s| !s.shared_materials)
-            .flat_map(|s| s.materials.iter_mut())
+        material_owners(&mut self.models).flat_map(|s| s.materials.iter_mut())
     }
 
     /// Turns every actor toward `camera` (a position in the crowd node's space) about its up
@@ -462,6 +457,16 @@ impl CrowdGpu {
 /// to the `changed` signal of each of `animations` and of its `bone_source`, once each.
 /// Connections to animations the node no longer draws stay until it is freed; their changes
 /// leave it alone (`is_stale` looks only at what it draws).
+/// The slots of `models` that own their materials, so that a parameter set through them reaches
+/// every material once (a GPU-frame shadow slot shares its view slot's: see
+/// `Slot::shared_materials`).
+fn material_owners(models: &mut [ModelGpu]) -> impl Iterator<Item = &mut Slot> {
+    models
+        .iter_mut()
+        .flat_map(|m| m.slots.iter_mut())
+        .filter(|s| !s.shared_materials)
+}
+
 fn watch_bakes(owner: &Gd<Node3D>, animations: &[Gd<VertexAnimation>]) {
     let callable = Callable::from_object_method(owner, "_vat_animation_changed");
     let sources = animations.iter().filter_map(|a| a.bind().get_bone_source());

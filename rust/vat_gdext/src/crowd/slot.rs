@@ -232,7 +232,8 @@ impl Slot {
                 self.multimesh.set_custom_aabb(aabb);
                 self.instance.set_custom_aabb(aabb);
             }
-            if let Some(t) = looks {
+            // A shared set of materials took the looks through the slot that owns it.
+            if let Some(t) = looks.filter(|_| !self.shared_materials) {
                 for m in self.materials.iter_mut() {
                     m.set_shader_parameter("vat_looks", &t.to_variant());
                 }
