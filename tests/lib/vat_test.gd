@@ -158,11 +158,7 @@ func capture_vat(va: VertexAnimation, clip: int, t: float) -> Image:
 	crowd.add_instance(Transform3D.IDENTITY, clip)
 	crowd.time = t
 	crowd.submit()
-	var b := await capture()
-	check_godot_materials(crowd, va)
-	crowd.queue_free()
-	await frames(1)
-	return b
+	return await _capture_and_free(crowd, va)
 
 
 ## One actor of `va` drawn by AnimatedActorMeshInstance (its defaults: the GPU-driven frame where
@@ -186,6 +182,12 @@ func capture_actor_moved_in(va: VertexAnimation, clip: int, t: float) -> Image:
 	crowd.set_actor_placements(PackedVector4Array([Vector4(0, 0, 0, 0), Vector4(far.x, far.y, far.z + 1, 1.0)]))
 	crowd.set_actor_clips(PackedInt32Array([0]), PackedInt32Array([clip]), PackedFloat32Array([0.0]))
 	crowd.submit()
+	return await _capture_and_free(crowd, va)
+
+
+## What the root viewport draws with `crowd` (of `va`) in it, after checking its materials; the
+## node is gone when this returns.
+func _capture_and_free(crowd: Node, va: VertexAnimation) -> Image:
 	var img := await capture()
 	check_godot_materials(crowd, va)
 	crowd.queue_free()
