@@ -161,15 +161,17 @@ func capture_vat(va: VertexAnimation, clip: int, t: float) -> Image:
 	return await _capture_and_free(crowd, va)
 
 
-## One actor of `va` drawn by AnimatedActorMeshInstance (its defaults: the GPU-driven frame where
-## the renderer has one) as a game's battle frame brings it there: a frame with it and a second
-## actor far away, turned, playing the next clip from 0.3 s; then a frame of
-## `set_actor_placements` moving it to the origin unturned and `set_actor_clips` switching it to
-## `clip` at `t` s. The node is gone when this returns.
-func capture_actor_moved_in(va: VertexAnimation, clip: int, t: float) -> Image:
+## One actor of `va` drawn by AnimatedActorMeshInstance as a game's battle frame brings it there:
+## a frame with it and a second actor far away, turned, playing the next clip from 0.3 s; then a
+## frame of `set_actor_placements` moving it to the origin unturned and `set_actor_clips`
+## switching it to `clip` at `t` s. `gpu_driven` as the node's property (its default: the
+## GPU-driven frame where the renderer has one; false: the CPU frame, which reads the records the
+## placement writer left behind). The node is gone when this returns.
+func capture_actor_moved_in(va: VertexAnimation, clip: int, t: float, gpu_driven := true) -> Image:
 	var crowd := AnimatedActorMeshInstance.new()
 	crowd.models = [va] as Array[VertexAnimation]
 	crowd.paused = true
+	crowd.gpu_driven = gpu_driven
 	root.add_child(crowd)
 	crowd.time = t
 	var far := Vector3(40, 0, 300)
@@ -182,6 +184,8 @@ func capture_actor_moved_in(va: VertexAnimation, clip: int, t: float) -> Image:
 	crowd.set_actor_placements(PackedVector4Array([Vector4(0, 0, 0, 0), Vector4(far.x, far.y, far.z + 1, 1.0)]))
 	crowd.set_actor_clips(PackedInt32Array([0]), PackedInt32Array([clip]), PackedFloat32Array([0.0]))
 	crowd.submit()
+	var gpu_frame := RenderingServer.get_current_rendering_method() != "gl_compatibility" and gpu_driven
+	check(crowd.is_gpu_driven_active() == gpu_frame, "the actor node runs the %s frame here" % ("GPU" if gpu_frame else "CPU"))
 	return await _capture_and_free(crowd, va)
 
 

@@ -411,6 +411,12 @@ func _check_render(case: String, scene: PackedScene, bakes: Dictionary) -> void:
 			save_png(moved, name + "_actor_moved_in")
 			check_render_close("%s render, actor moved in" % name, shots[0], moved)
 			check_foreground_close("%s coverage, actor moved in" % name, background, shots[0], moved, coverage)
+			if RenderingServer.get_current_rendering_method() != "gl_compatibility":
+				# The CPU frame (gpu_driven off), which Compatibility runs by default, here too.
+				var cpu := await capture_actor_moved_in(va, clip, t, false)
+				save_png(cpu, name + "_actor_moved_in_cpu_frame")
+				check_render_close("%s render, actor moved in, CPU frame" % name, shots[0], cpu)
+				check_foreground_close("%s coverage, actor moved in, CPU frame" % name, background, shots[0], cpu, coverage)
 		for label: String in bakes:
 			if label == "":
 				continue
