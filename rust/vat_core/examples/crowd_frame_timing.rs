@@ -138,13 +138,18 @@ fn time_frame() {
         }
         recent.split(&records, n, &mut placements, &mut states, false);
     });
+    // The battle frame's move: straight into the placement texture (the slots track the crowd
+    // after the split).
+    let texel_move_ms = fastest(&mut || {
+        recent.move_actors(n, &moves, &mut placements).unwrap();
+    });
     let actors = Actors::interleaved(&records, 8, n);
     let settings = FrameSettings::default();
     let mut frame = CrowdFrame::new();
     let classify_ms = fastest(&mut || frame.run(&actors, &[], &shape, Some(&view), &settings));
     let frame_ms = fastest(&mut || frame.run(&actors, &models, &shape, Some(&view), &settings));
     println!(
-        "{n} actors, fastest of 100 (ms): move {move_ms:.3}, 2% change clips {change_ms:.3}, split {split_ms:.3}, frame {frame_ms:.3} \
+        "{n} actors, fastest of 100 (ms): move {move_ms:.3} (into the texture {texel_move_ms:.3}), 2% change clips {change_ms:.3}, split {split_ms:.3}, frame {frame_ms:.3} \
          (classification alone {classify_ms:.3}, {:.1} ns per actor); \
          in view per level {:?}, shadow only {}",
         classify_ms * 1e6 / n as f64,

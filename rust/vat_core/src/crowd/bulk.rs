@@ -16,6 +16,7 @@
 
 use rayon::prelude::*;
 
+use crate::crowd::prefetch::{prefetch, AHEAD};
 use crate::crowd::records::{
     pack_actor, pack_model_instance, unpack_actor, ActorState, ACTOR_FLOATS,
 };
@@ -154,6 +155,9 @@ pub fn apply_blends_bulk(
         })?;
     }
     for i in 0..n {
+        if let Some(&ahead) = blends.actor_ids.get(i + AHEAD) {
+            prefetch(records, ahead as usize * stride);
+        }
         let at = blends.actor_ids[i] as usize * stride;
         let rec = &mut records[at..at + ACTOR_FLOATS];
         let mut state = unpack_actor(rec);

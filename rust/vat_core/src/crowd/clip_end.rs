@@ -11,6 +11,8 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use crate::clip::Clip;
+use crate::crowd::moves::ClipChange;
+use crate::crowd::prefetch::{prefetch, AHEAD};
 use crate::half::{f16_to_f32, f32_to_f16};
 
 /// The speed the shader plays: `speed` rounded to the f16 an actor record stores.
@@ -160,6 +162,18 @@ impl FinishTracker {
     pub fn set(&mut self, actor: usize, clip: u32, start: f64, speed: f32) {
         self.bulk = None;
         self.set_one(actor, clip, start, speed);
+    }
+
+    /// Records each of `changes` as [`FinishTracker::set`] does, in order: the actors a bulk
+    /// call (`set_clips_bulk`) switched, scattered over the crowd.
+    pub fn set_changes(&mut self, changes: &[ClipChange]) {
+        self.bulk = None;
+        for (i, c) in changes.iter().enumerate() {
+            if let Some(ahead) = changes.get(i + AHEAD) {
+                prefetch(&self.actors, ahead.actor);
+            }
+            self.set_one(c.actor, c.clip, f64::from(c.start_time), c.speed);
+        }
     }
 
     /// Records actors `0..n` from a bulk call: clip `clips[i]` (none: 0) since `starts[i]` (none:

@@ -70,6 +70,7 @@ mod frame_fast_lanes;
 mod frame_input;
 mod gpu_frame;
 mod moves;
+mod prefetch;
 mod preview;
 mod recent;
 mod records;

@@ -12,6 +12,7 @@ use rayon::prelude::*;
 
 use crate::bounds::Bounds;
 use crate::crowd::bulk::PARALLEL_MIN_ITEMS;
+use crate::crowd::prefetch::{prefetch, AHEAD};
 use crate::crowd::records::{clip_code, ACTOR_FLOATS};
 use crate::crowd::validate;
 use crate::error::{check_len, Result, VatError};
@@ -193,7 +194,10 @@ pub fn set_clips_bulk(
     }
     let no_blend = crate::crowd::records::no_blend_tail();
     let mut changes = Vec::with_capacity(actor_ids.len());
-    for ((&a, &c), &t) in actor_ids.iter().zip(clips).zip(start_times) {
+    for (i, ((&a, &c), &t)) in actor_ids.iter().zip(clips).zip(start_times).enumerate() {
+        if let Some(&ahead) = actor_ids.get(i + AHEAD) {
+            prefetch(records, ahead as usize * stride + 4);
+        }
         let state = &mut records[a as usize * stride + 4..a as usize * stride + 8];
         let new = [
             t - time_origin,

@@ -159,11 +159,7 @@ impl AnimatedActorMeshInstance {
         );
         match changed {
             Ok(changes) => {
-                for c in changes {
-                    frame
-                        .ends
-                        .set(c.actor, c.clip, f64::from(c.start_time), c.speed);
-                }
+                frame.ends.set_changes(&changes);
             }
             Err(e) => godot_error!("vat_crowd: set_actor_clips: {e}; nothing changed"),
         }

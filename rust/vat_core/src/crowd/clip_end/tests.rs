@@ -313,3 +313,44 @@ fn a_single_set_after_a_bulk_frame_is_not_lost() {
         "actor 4 walks again, its death is gone"
     );
 }
+
+#[test]
+fn a_list_of_changes_is_recorded_as_one_set_each() {
+    // Scattered actors, more than the prefetch looks ahead, a repeat and a bulk frame before.
+    let changes: Vec<ClipChange> = (0..40)
+        .map(|k| ClipChange {
+            actor: (k * 37) % 300,
+            clip: if k % 3 == 0 { DEATH } else { WALK },
+            start_time: 0.1 * k as f32,
+            speed: 1.0 + (k % 4) as f32 * 0.5,
+        })
+        .chain(std::iter::once(ClipChange {
+            actor: 0,
+            clip: DEATH,
+            start_time: 0.5,
+            speed: 2.0,
+        }))
+        .collect();
+    let mut listed = FinishTracker::new(clips());
+    let mut one_by_one = FinishTracker::new(clips());
+    for t in [&mut listed, &mut one_by_one] {
+        t.set_bulk(300, None, None);
+        t.finish(300, 0.0);
+    }
+    listed.set_changes(&changes);
+    for c in &changes {
+        one_by_one.set(c.actor, c.clip, f64::from(c.start_time), c.speed);
+    }
+    let mut deaths = 0;
+    for now in [0.5, 1.0, 1.6, 2.5, 4.0, 9.0] {
+        let a = listed.finish(300, now).to_vec();
+        assert_eq!(a, one_by_one.finish(300, now), "at {now} s");
+        deaths += a.len();
+    }
+    // Actors 0, 111, 222, 33, ... (every third change) play the death; actor 0 twice, listed
+    // once for its last playback.
+    assert_eq!(
+        deaths,
+        changes.iter().filter(|c| c.clip == DEATH).count() - 1
+    );
+}

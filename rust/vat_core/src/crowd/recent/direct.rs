@@ -20,6 +20,7 @@ use super::{
 use crate::bounds::Bounds;
 use crate::crowd::bulk::PARALLEL_MIN_ITEMS;
 use crate::crowd::moves::{bounds_of, check_placements};
+use crate::crowd::prefetch::{prefetch, AHEAD};
 use crate::error::Result;
 
 /// Actors per rayon task of the move.
@@ -88,8 +89,15 @@ impl RecentStates {
         self.changed.resize_with(1, Vec::new);
         let changed = &mut self.changed[0];
         changed.clear();
-        for &i in listed.iter().filter(|&&i| (i as usize) < n) {
+        for (k, &i) in listed.iter().enumerate() {
+            if let Some(&ahead) = listed.get(k + AHEAD) {
+                prefetch(records, ahead as usize * STRIDE + PF);
+                prefetch(states, ahead as usize * STATE_FLOATS);
+            }
             let i = i as usize;
+            if i >= n {
+                continue;
+            }
             let new = &records[i * STRIDE + PF..(i + 1) * STRIDE];
             let old = &mut states[i * STATE_FLOATS..(i + 1) * STATE_FLOATS];
             // Compared as the split compares (bits), so a repeat finds its own write and is
