@@ -101,7 +101,44 @@ impl Bounds {
     pub fn diagonal(&self) -> f32 {
         self.size().length()
     }
+
+    /// True if `other` lies inside this box (an empty `other` lies inside any box).
+    pub fn contains(&self, other: &Bounds) -> bool {
+        other.is_empty() || (self.min.cmple(other.min).all() && self.max.cmpge(other.max).all())
+    }
+
+    /// The box grown by `margin` on every side (empty stays empty).
+    pub fn grown(&self, margin: f32) -> Bounds {
+        if self.is_empty() {
+            return *self;
+        }
+        Bounds {
+            min: self.min - Vec3::splat(margin),
+            max: self.max + Vec3::splat(margin),
+        }
+    }
+
+    /// A culling box for something whose bounds are `self` now and were held by `current` until
+    /// now, that changes rarely while it moves: `current` while it contains `self` and lies
+    /// within `self` grown by twice the slack, else `self` grown by the slack (an eighth of its
+    /// largest side on every side). So a crowd marching or milling about keeps its box for
+    /// frames at a time (each change is an engine call per MultiMesh), and the box is never
+    /// more than two slacks larger than the crowd per side.
+    pub fn settled(&self, current: &Bounds) -> Bounds {
+        if self.is_empty() {
+            return *self;
+        }
+        let slack = self.size().max_element() * SETTLED_SLACK;
+        if current.contains(self) && self.grown(2.0 * slack).contains(current) {
+            *current
+        } else {
+            self.grown(slack)
+        }
+    }
 }
+
+/// The slack of [`Bounds::settled`], as a share of the box's largest side.
+const SETTLED_SLACK: f32 = 0.125;
 
 /// Serializes a `Vec3` as `[x, y, z]` (glam's own serde feature is not enabled in this workspace).
 pub(crate) mod serde_vec3 {
@@ -163,5 +200,53 @@ mod tests {
         // A single point is a valid, non-empty, zero-size box.
         assert!(!b.is_empty());
         assert_eq!(b.size(), Vec3::ZERO);
+    }
+
+    #[test]
+    fn a_settled_box_holds_while_the_crowd_moves_within_its_slack() {
+        let at = |x: f32| Bounds {
+            min: Vec3::new(x, 0.0, 0.0),
+            max: Vec3::new(x + 16.0, 2.0, 8.0),
+        };
+        // The first box: the bounds grown by 2 (an eighth of 16) on every side.
+        let first = at(0.0).settled(&Bounds::empty());
+        assert_eq!(first, at(0.0).grown(2.0));
+        // Moving 1.5 along x stays inside: the box is kept, and still holds the crowd.
+        let kept = at(1.5).settled(&first);
+        assert_eq!(kept, first);
+        assert!(kept.contains(&at(1.5)));
+        // Moving past the slack takes a new box around the new bounds.
+        let moved = at(2.5).settled(&kept);
+        assert_eq!(moved, at(2.5).grown(2.0));
+        assert!(moved.contains(&at(2.5)));
+        // A crowd that gathers into a much smaller box gets a smaller culling box.
+        let small = Bounds {
+            min: Vec3::new(4.0, 0.0, 0.0),
+            max: Vec3::new(6.0, 2.0, 2.0),
+        };
+        assert_eq!(small.settled(&moved), small.grown(0.25));
+        // No crowd: no box.
+        assert!(Bounds::empty().settled(&moved).is_empty());
+    }
+
+    #[test]
+    fn a_settled_box_always_contains_the_bounds_and_stays_near_them() {
+        let mut current = Bounds::empty();
+        let mut changes = 0;
+        for frame in 0..1000 {
+            let t = frame as f32 * 0.05;
+            let spread = 10.0 + 3.0 * (t * 0.3).sin();
+            let b = Bounds {
+                min: Vec3::new(t - spread, -1.0, 2.0 * t.cos()),
+                max: Vec3::new(t + spread, 2.0, 2.0 * t.cos() + spread),
+            };
+            let next = b.settled(&current);
+            changes += usize::from(next != current);
+            current = next;
+            assert!(current.contains(&b), "frame {frame}");
+            let slack = b.size().max_element() * SETTLED_SLACK;
+            assert!(b.grown(2.0 * slack).contains(&current), "frame {frame}");
+        }
+        assert!(changes < 200, "the box changed in {changes} of 1000 frames");
     }
 }

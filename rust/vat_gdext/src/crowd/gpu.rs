@@ -212,7 +212,7 @@ impl CrowdGpu {
     ) {
         for (m, model) in self.models.iter_mut().enumerate() {
             model.count = counts[m];
-            model.aabb = convert::to_aabb(&bounds[m]);
+            model.culling = bounds[m].settled(&model.culling);
         }
         self.set_time(shader_time, interpolate);
         self.last_run = None;
@@ -281,7 +281,7 @@ impl CrowdGpu {
                 };
                 debug_assert!(level < levels);
                 slot.write(list);
-                slot.submit(model.aabb, looks.as_ref());
+                slot.submit(convert::to_aabb(&model.culling), looks.as_ref());
             }
         }
     }

@@ -215,7 +215,7 @@ impl CrowdGpu {
         for model in self.models.iter_mut() {
             let looks = model.looks.upload();
             for slot in model.slots.iter_mut() {
-                slot.submit(model.aabb, looks.as_ref());
+                slot.submit(crate::convert::to_aabb(&model.culling), looks.as_ref());
             }
         }
     }

@@ -28,8 +28,9 @@ pub struct ModelGpu {
     pub bounds: Bounds,
     /// Instances written this frame.
     pub(super) count: usize,
-    /// Culling box of every slot.
-    pub(super) aabb: Aabb,
+    /// Culling box of every slot: this frame's instances' bounds, settled
+    /// ([`Bounds::settled`]) so that a moving crowd changes it rarely.
+    pub(super) culling: Bounds,
 }
 
 /// Refuses a model whose vertex animation texture (vertices x frames texels, at most 16384 wide)
@@ -172,7 +173,7 @@ impl ModelGpu {
             looks: DataTexture::new(Format::RGBAF, 16, 2, MAX_LOOKS as usize, max_texture_size),
             bounds,
             count: 0,
-            aabb: Aabb::default(),
+            culling: Bounds::empty(),
         })
     }
 

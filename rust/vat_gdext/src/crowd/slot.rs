@@ -50,6 +50,13 @@ pub struct Slot {
     pub shared_materials: bool,
     /// Its mesh (kept for indirect MultiMeshes, which are given it through the RenderingServer).
     mesh: Gd<ArrayMesh>,
+    /// What this slot last gave its node and MultiMesh, so a frame that changes nothing makes no
+    /// engine call: the node's visibility and the culling box. Only the slot sets them (the node
+    /// is an internal child).
+    shown: bool,
+    aabb: Aabb,
+    /// The visible instance count last set (CPU frame; `None` after the MultiMesh grew).
+    visible_count: Option<usize>,
 }
 
 /// What a [`Slot`] draws and how.
@@ -145,6 +152,9 @@ impl Slot {
             .done();
         Self {
             instance,
+            shown: indirect,
+            aabb: Aabb::default(),
+            visible_count: None,
             multimesh,
             materials,
             indices: DataTexture::new(Format::RGBA8, 4, 1, 0, max_texture_size),
@@ -192,7 +202,7 @@ impl Slot {
         while cap < wanted {
             cap *= 2;
         }
-        let aabb = self.multimesh.get_custom_aabb();
+        let aabb = self.aabb;
         self.multimesh = indirect_multimesh(&self.mesh, cap);
         self.multimesh.set_custom_aabb(aabb);
         self.instance.set_multimesh(&self.multimesh);
@@ -228,10 +238,7 @@ impl Slot {
     /// culling box, and binds textures that are new objects (its list, `looks`).
     pub fn submit(&mut self, aabb: Aabb, looks: Option<&Gd<ImageTexture>>) {
         if self.indirect {
-            if self.multimesh.get_custom_aabb() != aabb {
-                self.multimesh.set_custom_aabb(aabb);
-                self.instance.set_custom_aabb(aabb);
-            }
+            self.set_aabb(aabb);
             // A shared set of materials took the looks through the slot that owns it.
             if let Some(t) = looks.filter(|_| !self.shared_materials) {
                 for m in self.materials.iter_mut() {
@@ -259,16 +266,14 @@ impl Slot {
             .flatten()
             .collect();
             self.multimesh.set_buffer(&identity);
+            self.visible_count = None;
         }
-        if self.multimesh.get_custom_aabb() != aabb {
-            self.multimesh.set_custom_aabb(aabb);
-            self.instance.set_custom_aabb(aabb);
+        self.set_aabb(aabb);
+        if self.visible_count != Some(count) {
+            self.visible_count = Some(count);
+            self.multimesh.set_visible_instance_count(count as i32);
         }
-        self.multimesh.set_visible_instance_count(count as i32);
-        let visible = count > 0;
-        if self.instance.is_visible() != visible {
-            self.instance.set_visible(visible);
-        }
+        self.show(count > 0);
         for m in self.materials.iter_mut() {
             if let Some(t) = &indices {
                 m.set_shader_parameter("vat_models", &t.to_variant());
@@ -281,8 +286,25 @@ impl Slot {
 
     /// Shows or hides an indirect slot (a view slot under Shadows Only draws nothing).
     pub fn show_indirect(&mut self, on: bool) {
-        if self.indirect && self.instance.is_visible() != on {
+        if self.indirect {
+            self.show(on);
+        }
+    }
+
+    /// Shows or hides the node, when that changed.
+    fn show(&mut self, on: bool) {
+        if self.shown != on {
+            self.shown = on;
             self.instance.set_visible(on);
+        }
+    }
+
+    /// Gives the MultiMesh and the node `aabb` as their culling box, when it changed.
+    fn set_aabb(&mut self, aabb: Aabb) {
+        if self.aabb != aabb {
+            self.aabb = aabb;
+            self.multimesh.set_custom_aabb(aabb);
+            self.instance.set_custom_aabb(aabb);
         }
     }
 
