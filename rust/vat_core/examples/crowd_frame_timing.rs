@@ -16,6 +16,7 @@ use vat_core::crowd::RecentStates;
 use vat_core::crowd::{apply_blends_bulk, move_actors_bulk, set_clips_bulk, BulkBlends};
 use vat_core::crowd::{pack_actor_record, pack_model_instance, ActorState};
 use vat_core::crowd::{Actors, CrowdFrame, CrowdShape, FrameSettings, Plane, Projection, View};
+use vat_core::helped::{Helpers, RayonHelpers};
 use vat_core::lod_distance::{actor_diameter, screen_constant, LodCurve, DEFAULT_SWITCH_DISTANCES};
 
 fn main() {
@@ -141,7 +142,17 @@ fn time_frame() {
     // The battle frame's move: straight into the placement texture (the slots track the crowd
     // after the split).
     let texel_move_ms = fastest(&mut || {
-        recent.move_actors(n, &moves, &mut placements).unwrap();
+        recent
+            .move_actors(n, &moves, &mut placements, &RayonHelpers)
+            .unwrap();
+    });
+    // The same with the machine's other cores free to help (a pool of its own, outside this
+    // one-thread pool), as the crowd nodes run it.
+    let others = OtherCores::new();
+    let helped_move_ms = fastest(&mut || {
+        recent
+            .move_actors(n, &moves, &mut placements, &others)
+            .unwrap();
     });
     let actors = Actors::interleaved(&records, 8, n);
     let settings = FrameSettings::default();
@@ -149,9 +160,10 @@ fn time_frame() {
     let classify_ms = fastest(&mut || frame.run(&actors, &[], &shape, Some(&view), &settings));
     let frame_ms = fastest(&mut || frame.run(&actors, &models, &shape, Some(&view), &settings));
     println!(
-        "{n} actors, fastest of 100 (ms): move {move_ms:.3} (into the texture {texel_move_ms:.3}), 2% change clips {change_ms:.3}, split {split_ms:.3}, frame {frame_ms:.3} \
+        "{n} actors, fastest of 100 (ms): move {move_ms:.3} (into the texture {texel_move_ms:.3}; {helped_move_ms:.3} with {} helpers), 2% change clips {change_ms:.3}, split {split_ms:.3}, frame {frame_ms:.3} \
          (classification alone {classify_ms:.3}, {:.1} ns per actor); \
          in view per level {:?}, shadow only {}",
+        others.threads(),
         classify_ms * 1e6 / n as f64,
         frame.lod_counts(),
         frame.shadow_only_count()
@@ -170,4 +182,28 @@ fn time_frame() {
         "  in a scattered record order: classification {scattered_ms:.3} ms, {:.1} ns per actor",
         scattered_ms * 1e6 / n as f64
     );
+}
+
+/// Helpers on a pool of every core but the caller's.
+struct OtherCores(rayon::ThreadPool);
+
+impl OtherCores {
+    fn new() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(cores.saturating_sub(1).max(1))
+            .build()
+            .expect("a helper pool");
+        Self(pool)
+    }
+}
+
+impl Helpers for OtherCores {
+    fn threads(&self) -> usize {
+        self.0.current_num_threads()
+    }
+
+    fn spawn(&self, job: Box<dyn FnOnce() + Send + 'static>) {
+        self.0.spawn(job);
+    }
 }

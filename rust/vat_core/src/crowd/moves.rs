@@ -7,6 +7,8 @@
 //! Each validates all of its input first and writes only if all of it is good, so a rejected call
 //! leaves the actors as they were. Errors name the lowest offending entry.
 
+use std::sync::Mutex;
+
 use glam::Vec3;
 use rayon::prelude::*;
 
@@ -17,6 +19,7 @@ use crate::crowd::records::{clip_code, ACTOR_FLOATS};
 use crate::crowd::validate;
 use crate::error::{check_len, Result, VatError};
 use crate::half::unpack_half2;
+use crate::helped::{for_each_helped, Helpers};
 use crate::layout::MAX_CLIPS;
 
 /// Writes `placements[i]` (`x, y, z, yaw`) as actor `i`'s placement in `records` (yaw records of
@@ -45,21 +48,68 @@ pub(crate) fn check_placements(
         actors,
         placements.len(),
     )?;
-    let (min, max, finite) = if placements.len() >= PARALLEL_MIN_ITEMS {
+    let bounds = if placements.len() >= PARALLEL_MIN_ITEMS {
         placements
             .par_chunks(1 << 15)
             .map(|c| lane_bounds(c.as_flattened()))
-            .reduce(
-                || ([f32::INFINITY; 4], [f32::NEG_INFINITY; 4], true),
-                |a, b| {
-                    let min = std::array::from_fn(|k| a.0[k].min(b.0[k]));
-                    let max = std::array::from_fn(|k| a.1[k].max(b.1[k]));
-                    (min, max, a.2 & b.2)
-                },
-            )
+            .reduce(|| NO_LANE_BOUNDS, join_lane_bounds)
     } else {
         lane_bounds(placements.as_flattened())
     };
+    lane_bounds_checked(placements, bounds)
+}
+
+/// [`check_placements`] with the pass split into tasks of `chunk` placements that `helpers`
+/// take while they are free ([`for_each_helped`]), from `parallel_min` placements.
+pub(crate) fn check_placements_helped(
+    actors: usize,
+    placements: &[[f32; 4]],
+    helpers: &dyn Helpers,
+    parallel_min: usize,
+    chunk: usize,
+) -> Result<([f32; 4], [f32; 4])> {
+    check_len(
+        "placements (one per actor this frame)",
+        actors,
+        placements.len(),
+    )?;
+    let bounds = if placements.len() >= parallel_min {
+        let chunks: Vec<&[[f32; 4]]> = placements.chunks(chunk).collect();
+        let found: Vec<Mutex<LaneBounds>> =
+            chunks.iter().map(|_| Mutex::new(NO_LANE_BOUNDS)).collect();
+        for_each_helped(helpers, chunks.len(), &|c| {
+            *found[c].lock().unwrap_or_else(|e| e.into_inner()) =
+                lane_bounds(chunks[c].as_flattened());
+        });
+        found
+            .into_iter()
+            .map(|f| f.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .fold(NO_LANE_BOUNDS, join_lane_bounds)
+    } else {
+        lane_bounds(placements.as_flattened())
+    };
+    lane_bounds_checked(placements, bounds)
+}
+
+/// Per-lane minima and maxima of placements, and whether every value was finite.
+type LaneBounds = ([f32; 4], [f32; 4], bool);
+
+/// The lane bounds of no placements.
+const NO_LANE_BOUNDS: LaneBounds = ([f32::INFINITY; 4], [f32::NEG_INFINITY; 4], true);
+
+/// The lane bounds of two parts together.
+fn join_lane_bounds(a: LaneBounds, b: LaneBounds) -> LaneBounds {
+    let min = std::array::from_fn(|k| a.0[k].min(b.0[k]));
+    let max = std::array::from_fn(|k| a.1[k].max(b.1[k]));
+    (min, max, a.2 & b.2)
+}
+
+/// The minima and maxima of `placements` from their lane bounds, or the error naming the first
+/// value that is not finite.
+fn lane_bounds_checked(
+    placements: &[[f32; 4]],
+    (min, max, finite): LaneBounds,
+) -> Result<([f32; 4], [f32; 4])> {
     if !finite {
         // The search for the culprit only on a failure.
         let i = placements

@@ -136,7 +136,7 @@ impl CrowdGpu {
         let texels = self.placements.floats_mut_untracked();
         let states = &self.recent.states;
         let (bounds, changed) =
-            crate::workers::install_for(n, || states.move_actors(n, placements, texels))?;
+            states.move_actors(n, placements, texels, &crate::workers::PoolHelpers)?;
         self.actors.note_moved(n, changed);
         Ok(bounds)
     }

@@ -12,19 +12,23 @@
 //! (split or applied since the last write) and the records caught up before anything reads or
 //! writes their placements.
 
-use rayon::prelude::*;
+use std::sync::Mutex;
 
 use super::{
     pack_yaw_slot, unpack_yaw_slot, RecentChanges, RecentStates, PF, STATE_FLOATS, STRIDE,
 };
 use crate::bounds::Bounds;
-use crate::crowd::bulk::PARALLEL_MIN_ITEMS;
-use crate::crowd::moves::{bounds_of, check_placements};
+use crate::crowd::moves::{bounds_of, check_placements_helped};
 use crate::crowd::prefetch::{prefetch, AHEAD};
 use crate::error::Result;
+use crate::helped::{for_each_helped, Helpers};
 
-/// Actors per rayon task of the move.
-const CHUNK: usize = 1 << 15;
+/// Actors per task of the move.
+const CHUNK: usize = 1 << 13;
+
+/// Actors from which the move runs as tasks that free pool threads help with: a task of
+/// [`CHUNK`] actors costs tens of microseconds, well above a helper's start.
+const MOVE_PARALLEL_MIN: usize = 1 << 15;
 
 impl RecentStates {
     /// True when the slots describe exactly `n` actors (the last split or apply was for `n`), so
@@ -38,7 +42,8 @@ impl RecentStates {
     /// comparing as it writes; the records are left for [`catch_up_placements`]. Returns the
     /// positions' bounds and whether a texel changed. Validates first, as
     /// [`crate::crowd::move_actors_bulk`] does for a crowd of `n` (same errors): a rejected
-    /// call writes nothing. Parallel from [`PARALLEL_MIN_ITEMS`] actors.
+    /// call writes nothing. From [`MOVE_PARALLEL_MIN`] actors both passes run as tasks that
+    /// `helpers` take while they are free ([`for_each_helped`]): at worst on the caller alone.
     ///
     /// Panics unless the slots track `n` actors ([`RecentStates::tracks`]) and `texels` has
     /// room for them.
@@ -47,18 +52,26 @@ impl RecentStates {
         n: usize,
         placements: &[[f32; 4]],
         texels: &mut [f32],
+        helpers: &dyn Helpers,
     ) -> Result<(Bounds, bool)> {
-        let (min, max) = check_placements(n, placements)?;
+        let (min, max) = check_placements_helped(n, placements, helpers, MOVE_PARALLEL_MIN, CHUNK)?;
         assert!(self.tracks(n), "the slots track {n} actors");
         let texels = &mut texels[..n * PF];
         let slots = &self.slot_of[..];
-        let moved = if n >= PARALLEL_MIN_ITEMS {
-            placements
-                .par_chunks(CHUNK)
-                .zip(texels.par_chunks_mut(CHUNK * PF))
-                .zip(slots.par_chunks(CHUNK))
-                .map(|((p, t), s)| write_texels(p, t, s))
-                .reduce(|| false, |a, b| a | b)
+        let moved = if n >= MOVE_PARALLEL_MIN {
+            let tasks: Vec<Mutex<(&mut [f32], bool)>> = texels
+                .chunks_mut(CHUNK * PF)
+                .map(|t| Mutex::new((t, false)))
+                .collect();
+            for_each_helped(helpers, tasks.len(), &|c| {
+                let mut task = tasks[c].lock().unwrap_or_else(|e| e.into_inner());
+                let (texels, moved) = &mut *task;
+                let range = c * CHUNK..(c * CHUNK + CHUNK).min(n);
+                *moved = write_texels(&placements[range.clone()], texels, &slots[range]);
+            });
+            tasks
+                .into_iter()
+                .any(|t| t.into_inner().unwrap_or_else(|e| e.into_inner()).1)
         } else {
             write_texels(placements, texels, slots)
         };

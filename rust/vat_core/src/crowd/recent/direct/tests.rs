@@ -3,6 +3,7 @@ use super::*;
 use crate::crowd::recent::catch_up_placements;
 use crate::crowd::recent::{unpack_yaw_slot, LAYER_TEXELS};
 use crate::error::VatError;
+use crate::helped::RayonHelpers;
 use crate::layout::{RECENT_SLOT_BIAS, RECENT_STATE_LAYERS, YAW_BITS, YAW_STEPS};
 
 /// One crowd's CPU-side textures and slots.
@@ -113,7 +114,7 @@ fn compare(n: usize, frames: u32, whole_every: u32, changers: impl Fn(u32) -> Ve
         } else {
             let (bounds, moved) = direct
                 .rs
-                .move_actors(n, &placements, &mut direct.placements)
+                .move_actors(n, &placements, &mut direct.placements, &RayonHelpers)
                 .unwrap();
             assert!(moved, "frame {f}: every actor moved");
             assert_eq!(bounds.min.x, 0.0);
@@ -155,8 +156,57 @@ fn running_out_of_slots_folds_as_a_split_does() {
 
 #[test]
 fn a_large_crowd_moves_in_tasks_with_the_same_result() {
-    let n = PARALLEL_MIN_ITEMS + 77;
+    let n = MOVE_PARALLEL_MIN + 77;
     compare(n, 3, 1000, |f| vec![n - 1, n - 1 - f as usize, 3]);
+}
+
+#[test]
+fn a_large_crowd_in_tasks_reports_the_first_bad_placement_and_writes_nothing() {
+    // Bad values in two late tasks: the first one is named, no task writes.
+    let n = MOVE_PARALLEL_MIN + 5 * CHUNK + 3;
+    let records: Vec<f32> = (0..n).flat_map(|i| record(i, 0, 0, 0.0)).collect();
+    let mut side = Side::new(n);
+    side.split(&records, n);
+    let before = side.placements.clone();
+    let mut placements: Vec<[f32; 4]> = (0..n).map(|i| [i as f32, 1.0, 2.0, 0.5]).collect();
+    placements[n - 2][0] = f32::INFINITY;
+    placements[3 * CHUNK + 1][3] = f32::NAN;
+    let e = side
+        .rs
+        .move_actors(n, &placements, &mut side.placements, &RayonHelpers)
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains(&format!("yaw of actor {}", 3 * CHUNK + 1)),
+        "{e}"
+    );
+    assert_eq!(side.placements, before);
+    // Only the last task's actors move: a change anywhere is a move.
+    let mut placements: Vec<[f32; 4]> = (0..n)
+        .map(|i| {
+            side.placements[i * PF..i * PF + 3]
+                .try_into()
+                .map(|p: [f32; 3]| [p[0], p[1], p[2], 0.0])
+                .unwrap()
+        })
+        .collect();
+    let (_, moved) = side
+        .rs
+        .move_actors(n, &placements, &mut side.placements, &RayonHelpers)
+        .unwrap();
+    assert!(moved, "the yaws changed from the split's");
+    placements[n - 1][1] += 1.0;
+    let (bounds, moved) = side
+        .rs
+        .move_actors(n, &placements, &mut side.placements, &RayonHelpers)
+        .unwrap();
+    assert!(moved, "actor {} moved", n - 1);
+    assert_eq!(bounds.max.y, placements[n - 1][1]);
+    let (_, moved) = side
+        .rs
+        .move_actors(n, &placements, &mut side.placements, &RayonHelpers)
+        .unwrap();
+    assert!(!moved);
 }
 
 #[test]
@@ -170,12 +220,12 @@ fn bad_placements_write_nothing() {
     placements[6][3] = f32::NAN;
     let e = side
         .rs
-        .move_actors(n, &placements, &mut side.placements)
+        .move_actors(n, &placements, &mut side.placements, &RayonHelpers)
         .unwrap_err();
     assert!(e.to_string().contains("yaw of actor 6"), "{e}");
     let e = side
         .rs
-        .move_actors(n, &placements[..3], &mut side.placements)
+        .move_actors(n, &placements[..3], &mut side.placements, &RayonHelpers)
         .unwrap_err();
     assert!(matches!(e, VatError::BadLength { .. }), "{e}");
     assert_eq!(side.placements, before);
@@ -195,14 +245,14 @@ fn moving_keeps_each_actors_slot_in_its_placement() {
     assert!(slot > 0);
     let placements: Vec<[f32; 4]> = (0..n).map(|i| [i as f32, 1.0, 2.0, 0.5]).collect();
     side.rs
-        .move_actors(n, &placements, &mut side.placements)
+        .move_actors(n, &placements, &mut side.placements, &RayonHelpers)
         .unwrap();
     assert_eq!(unpack_yaw_slot(side.placements[7 * PF + 3]).1, slot);
     assert_eq!(unpack_yaw_slot(side.placements[8 * PF + 3]).1, 0);
     // Unchanged placements are no move.
     let (_, moved) = side
         .rs
-        .move_actors(n, &placements, &mut side.placements)
+        .move_actors(n, &placements, &mut side.placements, &RayonHelpers)
         .unwrap();
     assert!(!moved);
 }
