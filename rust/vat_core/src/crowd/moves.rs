@@ -10,7 +10,6 @@
 use std::sync::Mutex;
 
 use glam::Vec3;
-use rayon::prelude::*;
 
 use crate::bounds::Bounds;
 use crate::crowd::bulk::PARALLEL_MIN_ITEMS;
@@ -19,7 +18,7 @@ use crate::crowd::records::{clip_code, ACTOR_FLOATS};
 use crate::crowd::validate;
 use crate::error::{check_len, Result, VatError};
 use crate::half::unpack_half2;
-use crate::helped::{for_each_helped, Helpers};
+use crate::helped::{for_each_helped, Helpers, RayonHelpers};
 use crate::layout::MAX_CLIPS;
 
 /// Writes `placements[i]` (`x, y, z, yaw`) as actor `i`'s placement in `records` (yaw records of
@@ -43,20 +42,13 @@ pub(crate) fn check_placements(
     actors: usize,
     placements: &[[f32; 4]],
 ) -> Result<([f32; 4], [f32; 4])> {
-    check_len(
-        "placements (one per actor this frame)",
+    check_placements_helped(
         actors,
-        placements.len(),
-    )?;
-    let bounds = if placements.len() >= PARALLEL_MIN_ITEMS {
-        placements
-            .par_chunks(1 << 15)
-            .map(|c| lane_bounds(c.as_flattened()))
-            .reduce(|| NO_LANE_BOUNDS, join_lane_bounds)
-    } else {
-        lane_bounds(placements.as_flattened())
-    };
-    lane_bounds_checked(placements, bounds)
+        placements,
+        &RayonHelpers,
+        PARALLEL_MIN_ITEMS,
+        1 << 15,
+    )
 }
 
 /// [`check_placements`] with the pass split into tasks of `chunk` placements that `helpers`
