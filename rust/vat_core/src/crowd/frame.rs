@@ -286,3 +286,5 @@ fn fill_model(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod texel_tests;

@@ -243,6 +243,33 @@ pub(super) fn interleaved_block<'a>(
         .ok()
 }
 
+/// The whole block from `first` as interleaved records: the records themselves
+/// ([`interleaved_block`]), or for placements and states kept apart (yaw and scale, such as the
+/// placement texture's texels with the records' states) both copied into `buf`, one record per
+/// actor as the fast path reads them. A packed yaw is a finite float as a yaw is, and the fast
+/// path reads nothing else of it. `None` for a block that is not whole or full transforms.
+pub(super) fn block_records<'b>(
+    a: &Actors<'b>,
+    first: usize,
+    n: usize,
+    buf: &'b mut [f32; BLOCK * 8],
+) -> Option<&'b [f32; BLOCK * 8]> {
+    if let Some(records) = interleaved_block(a, first, n) {
+        return Some(records);
+    }
+    let (ps, ss) = (a.placement_stride, a.state_stride);
+    if n != BLOCK || a.basis_at.is_some() || ps < 4 || ss < 4 {
+        return None;
+    }
+    let placements = a.placements.get(first * ps..(first + BLOCK - 1) * ps + 4)?;
+    let states = a.states.get(first * ss..(first + BLOCK - 1) * ss + 4)?;
+    for (j, r) in buf.chunks_exact_mut(8).enumerate() {
+        r[..4].copy_from_slice(&placements[j * ps..j * ps + 4]);
+        r[4..].copy_from_slice(&states[j * ss..j * ss + 4]);
+    }
+    Some(buf)
+}
+
 /// Classifies the actors from `first` (one per byte of `classes`, all with whole records)
 /// through the fast path, block by block ([`BLOCK`] actors, the last one maybe fewer), in place
 /// over their classes of last frame. `exact(i, last)` gives the class of each actor `i` the path

@@ -17,8 +17,8 @@ use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
 use super::frame::{CULLED, LEVEL_BITS, NO_CAST, SHADOW_ONLY};
 use super::frame_classify::Classifier;
 use super::frame_fast::{
-    interleaved_block, BlockPlanes, BlockSpan, FastFrame, LodThresholds, SweepPolicy, BLOCK,
-    MAX_CODE,
+    block_records, interleaved_block, BlockPlanes, BlockSpan, FastFrame, LodThresholds,
+    SweepPolicy, BLOCK, MAX_CODE,
 };
 use super::frame_fast_lanes::fast_block_f16c;
 
@@ -43,21 +43,38 @@ pub(super) unsafe fn blocks(
     finish: &mut impl FnMut(usize, &mut [u8], u64),
 ) {
     let frame = Frame::new(c, fast);
+    let mut buf = [0.0f32; BLOCK * 8];
     for (b, chunk) in classes.chunks_mut(BLOCK).enumerate() {
         let at = first + b * BLOCK;
         // The records stream from memory at about 1.2 ns per actor: ask for the block after
         // next while this one is tested, so its span pass finds it in the cache.
-        if let Some(ahead) = interleaved_block(c.actors, at + AHEAD * BLOCK, BLOCK) {
-            for line in ahead.chunks_exact(16) {
-                _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast());
-            }
-        }
-        let records = interleaved_block(c.actors, at, chunk.len());
+        prefetch_block(c.actors, at + AHEAD * BLOCK);
+        let records = block_records(c.actors, at, chunk.len(), &mut buf);
         let undecided = match (records, <&mut [u8; BLOCK]>::try_from(&mut *chunk)) {
             (Some(records), Ok(block)) => self::block(&frame, records, block),
             _ => fast_block_f16c(c, fast, at, chunk),
         };
         finish(at, chunk, undecided);
+    }
+}
+
+/// Asks for the placements and states of the block from `first` (as stored: interleaved records,
+/// or the two arrays apart), where they are whole.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn prefetch_block(a: &super::frame_input::Actors, first: usize) {
+    let fetch = |floats: &[f32], stride: usize| {
+        if let Some(block) = floats.get(first * stride..(first + BLOCK) * stride) {
+            for line in block.chunks(16) {
+                _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast());
+            }
+        }
+    };
+    if interleaved_block(a, first, BLOCK).is_some() {
+        fetch(a.placements, 8);
+    } else {
+        fetch(a.placements, a.placement_stride);
+        fetch(a.states, a.state_stride);
     }
 }
 

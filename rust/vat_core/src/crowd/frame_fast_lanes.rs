@@ -14,8 +14,8 @@ use crate::layout::CLIP_CODE_BASE;
 use super::frame::{CULLED, LEVEL_BITS, NO_CAST, SHADOW_ONLY};
 use super::frame_classify::{shadow_near, still_fading, Classifier};
 use super::frame_fast::{
-    any_yaw_row, interleaved_block, union_row, BlockPlanes, BlockSpan, FastFrame, LodThresholds,
-    BLOCK, MAX_CODE, MAX_SWEEPS,
+    any_yaw_row, block_records, union_row, BlockPlanes, BlockSpan, FastFrame, LodThresholds, BLOCK,
+    MAX_CODE, MAX_SWEEPS,
 };
 
 /// [`fast_block_lanes`] compiled for 8-lane vectors with the F16C conversions (the same bits as
@@ -47,7 +47,8 @@ pub(super) fn fast_block_lanes<H: HalfLanes>(
     let n = classes.len().min(BLOCK);
     let a = c.actors;
     let s = c.settings;
-    let records = interleaved_block(a, first, n);
+    let mut buf = [0.0f32; BLOCK * 8];
+    let records = block_records(a, first, n, &mut buf);
     let policy = fast.sweep_policy(c);
     let BlockPlanes::Test { planes, count } =
         fast.planes_of_block(&policy, s.culling, records, BlockSpan::of)
@@ -75,8 +76,8 @@ pub(super) fn fast_block_lanes<H: HalfLanes>(
         blend_bits[j] = (st[3].to_bits() >> 16) as u16;
     };
     if let Some(block) = records {
-        // Today's records (placement then state, 8 floats): whole records of a whole block, so
-        // the reads go without per-actor bounds checks.
+        // Whole records (placement then state, 8 floats) of a whole block, as stored or
+        // gathered, so the reads go without per-actor bounds checks.
         for j in 0..BLOCK {
             let r = &block[j * 8..j * 8 + 8];
             read(j, r[..4].try_into().unwrap(), r[4..].try_into().unwrap());

@@ -7,6 +7,7 @@
 use glam::Vec3;
 
 use crate::bounds::Bounds;
+use crate::crowd::recent::unpack_yaw_slot;
 use crate::half::unpack_half2;
 use crate::lod_distance::LodCurve;
 
@@ -174,6 +175,9 @@ pub struct Actors<'a> {
     pub states: &'a [f32],
     /// Floats per state record.
     pub state_stride: usize,
+    /// The placements' fourth float is the placement texture's packed yaw and recent-state slot
+    /// ([`crate::crowd::pack_yaw_slot`]), not radians.
+    pub packed_yaw: bool,
     /// Number of actors.
     pub count: usize,
 }
@@ -188,7 +192,34 @@ impl<'a> Actors<'a> {
             basis_at: (stride > 8).then_some(8),
             states: records.get(4..).unwrap_or(&[]),
             state_stride: stride,
+            packed_yaw: false,
             count,
+        }
+    }
+
+    /// Actors whose placements are the placement texture's texels (4 floats each, the yaw packed
+    /// with the recent-state slot: see [`crate::crowd::RecentStates::move_actors`]) and whose
+    /// states are those of the yaw-and-scale `records` (8 floats each, state at 4; their
+    /// placements are not read, so they may be behind the texture's). The frame sees the yaw the
+    /// texture quantised, which is what is drawn.
+    pub fn texels_and_records(texels: &'a [f32], records: &'a [f32], count: usize) -> Self {
+        Actors {
+            placements: texels,
+            placement_stride: 4,
+            basis_at: None,
+            states: records.get(4..).unwrap_or(&[]),
+            state_stride: 8,
+            packed_yaw: true,
+            count,
+        }
+    }
+
+    /// An actor's yaw in radians from its placement's fourth float `w`.
+    fn yaw(&self, w: f32) -> f32 {
+        if self.packed_yaw {
+            unpack_yaw_slot(w).0
+        } else {
+            w
         }
     }
 
@@ -252,7 +283,7 @@ impl<'a> Actors<'a> {
             }
             None => {
                 let scale = unpack_half2(*s).1;
-                let (sin, cos) = p[3].sin_cos();
+                let (sin, cos) = self.yaw(p[3]).sin_cos();
                 let cols = [
                     Vec3::new(cos, 0.0, -sin) * scale,
                     Vec3::new(0.0, scale, 0.0),

@@ -246,11 +246,18 @@ impl CrowdGpu {
         if !data_changed && self.last_run.as_ref() == Some(&key) {
             return;
         }
-        self.catch_up();
-        let floats = self.actors.floats();
-        let n = request.actors.min(floats.len() / request.stride.max(1));
-        let records = &floats[..n * request.stride];
-        let actors = Actors::interleaved(records, request.stride, n);
+        let stride = request.stride.max(1);
+        let n = request.actors.min(self.actors.floats().len() / stride);
+        let texels = self.placements.floats();
+        // Yaw-and-scale records: the placements as the texture holds them (current after the
+        // upload; the records' own may be behind the placement writer), the states from the
+        // records. Full transforms: the records, caught up.
+        let actors = if stride == vat_core::crowd::ACTOR_FLOATS && texels.len() >= n * 4 {
+            Actors::texels_and_records(&texels[..n * 4], &self.actors.floats()[..n * stride], n)
+        } else {
+            self.catch_up();
+            Actors::interleaved(&self.actors.floats()[..n * stride], stride, n)
+        };
         let lists: Vec<&[u32]> = self
             .models
             .iter()

@@ -10,7 +10,7 @@ use crate::half::SoftHalf;
 use crate::lod_distance::{actor_diameter, screen_constant, LodCurve, DEFAULT_SWITCH_DISTANCES};
 
 /// The generated soldier's size: 0.8 x 1.8 x 0.6 m, feet at 0.
-fn soldier() -> Bounds {
+pub(super) fn soldier() -> Bounds {
     Bounds {
         min: Vec3::new(-0.4, 0.0, -0.3),
         max: Vec3::new(0.4, 1.8, 0.3),
@@ -19,7 +19,7 @@ fn soldier() -> Bounds {
 
 /// A shape of one clip per entry of `clips`, with `levels` levels on one model and the soldier's
 /// LOD curve.
-fn shape(clips: &[Bounds], levels: &[u8]) -> CrowdShape {
+pub(super) fn shape(clips: &[Bounds], levels: &[u8]) -> CrowdShape {
     let d = actor_diameter(&soldier(), 1.0);
     CrowdShape {
         clip_bounds: clips.to_vec(),
@@ -49,7 +49,7 @@ fn box_view(camera: Vec3) -> View {
 }
 
 /// Interleaved records of `states` (8 floats, or 16 with `bases`).
-fn records(states: &[ActorState], bases: Option<&[[Vec3; 3]]>) -> (Vec<f32>, usize) {
+pub(super) fn records(states: &[ActorState], bases: Option<&[[Vec3; 3]]>) -> (Vec<f32>, usize) {
     let stride = if bases.is_some() { 16 } else { 8 };
     let mut out = vec![0.0; states.len() * stride];
     for (i, s) in states.iter().enumerate() {
@@ -820,7 +820,7 @@ fn helpers_that_never_start_or_start_at_once_give_the_same_frames() {
 
 /// A perspective frustum of six outward planes: camera at `eye` looking along `forward` (unit,
 /// not vertical), 30 degrees vertical field of view, 16:9, from 0.05 m to `far` m.
-fn camera_view(eye: Vec3, forward: Vec3, far: f32) -> View {
+pub(super) fn camera_view(eye: Vec3, forward: Vec3, far: f32) -> View {
     let right = forward.cross(Vec3::Y).normalize();
     let up = right.cross(forward);
     let (ty, tx) = (
