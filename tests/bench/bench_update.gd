@@ -14,6 +14,8 @@
 ##   vat_gpu           the same with the GPU-driven frame (gpu_driven, the default in Forward+ and Mobile): the CPU
 ##                     cost is the uploads and scheduling the compute pass; the pass's own time, from the rendering
 ##                     device's timestamps, is reported apart (gpu_pass_ms; on lavapipe it runs on the CPU),
+##   vat_gpu_nodes     vat_gpu's frame over 10 crowd nodes of a tenth of the actors each, as a game with ten unit
+##                     types (each its own clips) has them: what a node costs per frame whatever its size,
 ##   vat_set_actors    the same frame re-sent whole: set_actors + set_actor_blends + set_model_actors x3 (unchanged
 ##                     lists) + submit,
 ##   vat_immediate     begin, add_actor + add_model per model per actor, set_actor_blend for the 2%, submit (every
@@ -48,6 +50,8 @@ const Util := preload("res://bench/bench_util.gd")
 const DEFAULT_SCENE := "res://generated/soldier.tscn"  ## override with --scene res://...
 const FPS := 30.0
 const WARMUP_FRAMES := 3
+## vat_gpu_nodes: crowd nodes the actors are split over.
+const NODES := 10
 const SPACING := 1.5
 ## One actor in CHANGE_EVERY starts a new clip each frame (2%), cross-fading over BLEND_TIME seconds.
 const CHANGE_EVERY := 50
@@ -151,6 +155,7 @@ func _run() -> void:
 		fast.append_array([
 			["vat_bulk", _setup_vat, _push_vat_bulk, _free_vat],
 			["vat_gpu", _setup_vat_gpu, _push_vat_bulk, _free_vat],
+			["vat_gpu_nodes", _setup_vat_gpu_nodes, _push_vat_gpu_nodes, _free_vat],
 			["vat_set_actors", _setup_vat, _push_vat_set_actors, _free_vat],
 			["vat_all_states", _setup_vat, _push_vat_all_states, _free_vat],
 		])
@@ -635,6 +640,14 @@ func _setup_vat_gpu(_n: int) -> void:
 		_notes.append("vat_gpu: this renderer has no rendering device, so it measured the CPU frame")
 
 
+func _setup_vat_gpu_nodes(_n: int) -> void:
+	_vat.make_crowds(get_root(), NODES, _sets, _changers)
+
+
+func _push_vat_gpu_nodes(s: int) -> void:
+	_vat.push_moves_nodes(s)
+
+
 func _free_vat() -> void:
 	_vat.free_crowd()
 
@@ -694,6 +707,10 @@ func _print_ratios_of(n: int, key: String) -> void:
 				tag])
 		if gpu.has("gpu_pass_ms") and key == "cpu_ms":
 			print("  %d actors: vat_gpu compute pass %.3f ms of GPU time (rendering-device timestamps)" % [n, gpu.gpu_pass_ms])
+		var nodes := _find(n, "vat_gpu_nodes")
+		if not nodes.is_empty():
+			print("  %d actors: vat_gpu_nodes / vat_gpu = %.2fx (the same actors over %d nodes)%s" % [n,
+				ms.call(nodes) / ms.call(gpu), NODES, tag])
 		var small_gpu := _find(n / 10, "vat_gpu")
 		if n >= 1000000 and not small_gpu.is_empty() and ms.call(small_gpu) > 0.0:
 			print("  %d actors: vat_gpu / vat_gpu at %d = %.2fx (goal: <= 12)%s" % [n, n / 10,

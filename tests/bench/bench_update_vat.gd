@@ -10,6 +10,10 @@ const MODEL_NODES := ["Body", "Sword", "Shield"]
 
 var models: Array[VertexAnimation] = []
 var crowd: AnimatedActorMeshInstance
+## vat_gpu_nodes: the crowd split over several nodes (one per unit type in a game), and each node's share of the
+## two input sets.
+var crowds: Array[AnimatedActorMeshInstance] = []
+var _parts: Array = []
 
 
 ## Bakes body, sword and shield from the soldier as three VertexAnimations (one mesh each). Returns OK or the error.
@@ -72,6 +76,62 @@ func free_crowd() -> void:
 	if crowd != null:
 		crowd.queue_free()
 		crowd = null
+	for c in crowds:
+		c.queue_free()
+	crowds.clear()
+	_parts.clear()
+
+
+## vat_gpu_nodes: `count` crowd nodes drawn by the GPU-driven frame, each given an equal slice of the `sets`'
+## actors (in order) and the changers among them, renumbered from 0.
+func make_crowds(parent: Node, count: int, sets: Array, changers: PackedInt32Array) -> void:
+	var n: int = sets[0].placements.size()
+	for k in count:
+		make_crowd(parent, true)
+		crowds.append(crowd)
+		crowd = null
+		var lo := n * k / count
+		var hi := n * (k + 1) / count
+		var per_set := []
+		for s: Dictionary in sets:
+			var part := {"placements": s.placements.slice(lo, hi), "positions": s.positions.slice(lo, hi),
+				"yaws": s.yaws.slice(lo, hi), "clips": s.clips.slice(lo, hi), "starts": s.starts.slice(lo, hi)}
+			var ids := PackedInt32Array()
+			var shields := PackedInt32Array()
+			for i in hi - lo:
+				ids.append(i)
+				if (lo + i) % 3 != 2:
+					shields.append(i)
+			part.ids = ids
+			part.shield_ids = shields
+			for key in ["changers", "changer_clips", "changer_starts", "prev_clips", "prev_starts", "blend_times"]:
+				part[key] = PackedInt32Array() if key in ["changers", "changer_clips", "prev_clips"] else PackedFloat32Array()
+			for j in changers.size():
+				var i := changers[j]
+				if i >= lo and i < hi:
+					part.changers.append(i - lo)
+					for key in ["changer_clips", "changer_starts", "prev_clips", "prev_starts", "blend_times"]:
+						part[key].append(s[key][j])
+			per_set.append(part)
+		_parts.append(per_set)
+
+
+## vat_gpu_nodes: vat_bulk's frame on every node, each with its share.
+func push_moves_nodes(s: int) -> void:
+	for k in crowds.size():
+		var part: Dictionary = _parts[k][s]
+		var c := crowds[k]
+		var placements: PackedVector4Array = part.placements
+		if c.get_actor_count() != placements.size():
+			c.set_actors(part.positions, part.yaws, part.clips, part.starts)
+			c.set_model_actors(0, part.ids)
+			c.set_model_actors(1, part.ids)
+			c.set_model_actors(2, part.shield_ids)
+		else:
+			c.set_actor_placements(placements)
+			c.set_actor_clips(part.changers, part.changer_clips, part.changer_starts)
+		c.set_actor_blends(part.changers, part.prev_clips, part.prev_starts, part.blend_times)
+		c.submit()
 
 
 ## vat_bulk, the battle frame as a game sends it with the bulk calls: the crowd's actors and model lists are set
@@ -174,11 +234,25 @@ func _push_immediate_defaults(set_s: Dictionary, changers: PackedInt32Array) -> 
 
 
 func last_submit_ms() -> float:
-	return crowd.get_last_submit_usec() / 1000.0
+	var usec := 0
+	for c in _nodes():
+		usec += c.get_last_submit_usec()
+	return usec / 1000.0
 
 
 ## Bytes the last submit uploaded, where the node reports them; else -1.
 func last_submit_bytes() -> int:
-	if crowd.has_method("get_last_submit_bytes"):
-		return crowd.call("get_last_submit_bytes")
-	return -1
+	var bytes := 0
+	for c in _nodes():
+		if not c.has_method("get_last_submit_bytes"):
+			return -1
+		bytes += c.call("get_last_submit_bytes")
+	return bytes
+
+
+## The crowd node, or the nodes of vat_gpu_nodes.
+func _nodes() -> Array[AnimatedActorMeshInstance]:
+	if crowd == null:
+		return crowds
+	var one: Array[AnimatedActorMeshInstance] = [crowd]
+	return one
