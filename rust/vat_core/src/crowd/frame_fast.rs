@@ -46,7 +46,6 @@ use super::frame_classify::Classifier;
 #[cfg(target_arch = "x86_64")]
 use super::frame_fast_lanes::fast_block_f16c;
 use super::frame_fast_lanes::fast_block_lanes;
-use super::frame_input::Actors;
 use super::frame_input::{Projection, View};
 
 /// Planes the fast path takes (Godot's frustum has six).
@@ -220,54 +219,6 @@ pub(super) fn any_yaw_row([lo, hi, ax, az]: [f32; 4]) -> [f32; 4] {
         (hi - lo) * 0.5,
         (ax * ax + ay * ay + az * az).sqrt(),
     ]
-}
-
-/// The records of the whole block of interleaved records (placement then state, 8 floats each)
-/// from `first`, when the actors are stored that way and the block is whole.
-pub(super) fn interleaved_block<'a>(
-    a: &Actors<'a>,
-    first: usize,
-    n: usize,
-) -> Option<&'a [f32; BLOCK * 8]> {
-    let interleaved = a.placement_stride == 8
-        && a.state_stride == 8
-        && a.placements
-            .get(4..)
-            .is_some_and(|rest| std::ptr::eq(a.states.as_ptr(), rest.as_ptr()));
-    if !interleaved || n != BLOCK {
-        return None;
-    }
-    a.placements
-        .get(first * 8..(first + BLOCK) * 8)?
-        .try_into()
-        .ok()
-}
-
-/// The whole block from `first` as interleaved records: the records themselves
-/// ([`interleaved_block`]), or for placements and states kept apart (yaw and scale, such as the
-/// placement texture's texels with the records' states) both copied into `buf`, one record per
-/// actor as the fast path reads them. A packed yaw is a finite float as a yaw is, and the fast
-/// path reads nothing else of it. `None` for a block that is not whole or full transforms.
-pub(super) fn block_records<'b>(
-    a: &Actors<'b>,
-    first: usize,
-    n: usize,
-    buf: &'b mut [f32; BLOCK * 8],
-) -> Option<&'b [f32; BLOCK * 8]> {
-    if let Some(records) = interleaved_block(a, first, n) {
-        return Some(records);
-    }
-    let (ps, ss) = (a.placement_stride, a.state_stride);
-    if n != BLOCK || a.basis_at.is_some() || ps < 4 || ss < 4 {
-        return None;
-    }
-    let placements = a.placements.get(first * ps..(first + BLOCK - 1) * ps + 4)?;
-    let states = a.states.get(first * ss..(first + BLOCK - 1) * ss + 4)?;
-    for (j, r) in buf.chunks_exact_mut(8).enumerate() {
-        r[..4].copy_from_slice(&placements[j * ps..j * ps + 4]);
-        r[4..].copy_from_slice(&states[j * ss..j * ss + 4]);
-    }
-    Some(buf)
 }
 
 /// Classifies the actors from `first` (one per byte of `classes`, all with whole records)

@@ -17,10 +17,10 @@ use crate::layout::{BLEND_BIAS, CLIP_CODE_BASE};
 use super::frame::{CULLED, LEVEL_BITS, NO_CAST, SHADOW_ONLY};
 use super::frame_classify::Classifier;
 use super::frame_fast::{
-    block_records, interleaved_block, BlockPlanes, BlockSpan, FastFrame, LodThresholds,
-    SweepPolicy, BLOCK, MAX_CODE,
+    BlockPlanes, BlockSpan, FastFrame, LodThresholds, SweepPolicy, BLOCK, MAX_CODE,
 };
 use super::frame_fast_lanes::fast_block_f16c;
+use super::frame_input::{block_records, interleaved_block};
 
 mod ops;
 use ops::*;

@@ -14,9 +14,10 @@ use crate::layout::CLIP_CODE_BASE;
 use super::frame::{CULLED, LEVEL_BITS, NO_CAST, SHADOW_ONLY};
 use super::frame_classify::{shadow_near, still_fading, Classifier};
 use super::frame_fast::{
-    any_yaw_row, block_records, union_row, BlockPlanes, BlockSpan, FastFrame, LodThresholds, BLOCK,
-    MAX_CODE, MAX_SWEEPS,
+    any_yaw_row, union_row, BlockPlanes, BlockSpan, FastFrame, LodThresholds, BLOCK, MAX_CODE,
+    MAX_SWEEPS,
 };
+use super::frame_input::block_records;
 
 /// [`fast_block_lanes`] compiled for 8-lane vectors with the F16C conversions (the same bits as
 /// the software's), so the same answers.
