@@ -279,6 +279,7 @@ impl CrowdGpu {
         for (m, model) in self.models.iter_mut().enumerate() {
             let levels = model.slots.len() / 2;
             let looks = model.looks.upload();
+            let aabb = convert::to_aabb(&model.culling);
             for slot in model.slots.iter_mut() {
                 let level = usize::from(slot.level);
                 let list = if slot.shadow {
@@ -288,7 +289,7 @@ impl CrowdGpu {
                 };
                 debug_assert!(level < levels);
                 slot.write(list);
-                slot.submit(convert::to_aabb(&model.culling), looks.as_ref());
+                slot.submit(aabb, looks.as_ref());
             }
         }
     }
@@ -460,10 +461,6 @@ impl CrowdGpu {
     }
 }
 
-/// Connects `owner`'s `_vat_animation_changed` (deferred: a bake may finish on another thread)
-/// to the `changed` signal of each of `animations` and of its `bone_source`, once each.
-/// Connections to animations the node no longer draws stay until it is freed; their changes
-/// leave it alone (`is_stale` looks only at what it draws).
 /// The slots of `models` that own their materials, so that a parameter set through them reaches
 /// every material once (a GPU-frame shadow slot shares its view slot's: see
 /// `Slot::shared_materials`).
@@ -474,6 +471,10 @@ fn material_owners(models: &mut [ModelGpu]) -> impl Iterator<Item = &mut Slot> {
         .filter(|s| !s.shared_materials)
 }
 
+/// Connects `owner`'s `_vat_animation_changed` (deferred: a bake may finish on another thread)
+/// to the `changed` signal of each of `animations` and of its `bone_source`, once each.
+/// Connections to animations the node no longer draws stay until it is freed; their changes
+/// leave it alone (`is_stale` looks only at what it draws).
 fn watch_bakes(owner: &Gd<Node3D>, animations: &[Gd<VertexAnimation>]) {
     let callable = Callable::from_object_method(owner, "_vat_animation_changed");
     let sources = animations.iter().filter_map(|a| a.bind().get_bone_source());

@@ -214,8 +214,9 @@ impl CrowdGpu {
             .run(params, n, textures, &lists, &written, plans);
         for model in self.models.iter_mut() {
             let looks = model.looks.upload();
+            let aabb = crate::convert::to_aabb(&model.culling);
             for slot in model.slots.iter_mut() {
-                slot.submit(crate::convert::to_aabb(&model.culling), looks.as_ref());
+                slot.submit(aabb, looks.as_ref());
             }
         }
     }

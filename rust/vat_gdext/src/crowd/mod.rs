@@ -4,8 +4,9 @@
 //!
 //! What both crowd nodes share and nothing else: [`core`] (the properties, clock, preview and
 //! submit statistics both hold, and the API over them), the GPU objects ([`gpu`] and its data
-//! textures, materials, instance lists), the crowd frame's view of a camera ([`view`]) and of the shadowed lights ([`lights`]) and the
-//! main-thread rule every call applies ([`guard`]). Each node's own code lives in its own folder.
+//! textures, materials, instance lists), the crowd frame's view of a camera ([`view`]) and of
+//! the shadowed lights ([`lights`]), and the main-thread rule every call applies ([`guard`]).
+//! Each node's own code lives in its own folder.
 
 pub mod core;
 pub mod data_texture;
